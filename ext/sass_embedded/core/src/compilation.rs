@@ -1,0 +1,297 @@
+//! The caller's side of one compilation (or version request): its channel,
+//! the requests it still owes answers to, and what happens when it is
+//! abandoned.
+//!
+//! A caller receives its messages with [`Compilation::recv`] (blocking) or
+//! [`Compilation::try_recv`], answers each request with
+//! [`Compilation::respond`], and is done when a `CompileResponse` or a
+//! failure arrives. If the handle is dropped before that — the calling thread
+//! was interrupted, a callback threw, a panic unwound — the drop answers every
+//! request it had received but not answered with an error, detaches the
+//! compilation so the reader answers the rest the same way, and leaves its id
+//! taken until the compiler finishes it.
+
+use std::sync::Arc;
+
+use crossbeam_channel::TryRecvError;
+
+use crate::connection::Connection;
+use crate::dispatcher::{error_reply, Event, Registration, Waker, ABANDONED};
+use crate::error::HostError;
+use crate::framing::encode_packet;
+use crate::protocol::{inbound_message, outbound_message, InboundMessage};
+
+/// A request the compiler is waiting for an answer to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owed {
+    Canonicalize(u32),
+    Import(u32),
+    FileImport(u32),
+    FunctionCall(u32),
+}
+
+impl Owed {
+    fn of(message: &outbound_message::Message) -> Option<Self> {
+        use outbound_message::Message;
+        Some(match message {
+            Message::CanonicalizeRequest(r) => Self::Canonicalize(r.id),
+            Message::ImportRequest(r) => Self::Import(r.id),
+            Message::FileImportRequest(r) => Self::FileImport(r.id),
+            Message::FunctionCallRequest(r) => Self::FunctionCall(r.id),
+            _ => return None,
+        })
+    }
+
+    fn answered_by(message: &inbound_message::Message) -> Option<Self> {
+        use inbound_message::Message;
+        Some(match message {
+            Message::CanonicalizeResponse(r) => Self::Canonicalize(r.id),
+            Message::ImportResponse(r) => Self::Import(r.id),
+            Message::FileImportResponse(r) => Self::FileImport(r.id),
+            Message::FunctionCallResponse(r) => Self::FunctionCall(r.id),
+            _ => return None,
+        })
+    }
+
+    fn error_reply(self, error: &str) -> InboundMessage {
+        use inbound_message as inbound;
+        let error = error.to_owned();
+        let message = match self {
+            Self::Canonicalize(id) => {
+                inbound::Message::CanonicalizeResponse(inbound::CanonicalizeResponse {
+                    id,
+                    result: Some(inbound::canonicalize_response::Result::Error(error)),
+                    containing_url_unused: false,
+                })
+            }
+            Self::Import(id) => inbound::Message::ImportResponse(inbound::ImportResponse {
+                id,
+                result: Some(inbound::import_response::Result::Error(error)),
+            }),
+            Self::FileImport(id) => {
+                inbound::Message::FileImportResponse(inbound::FileImportResponse {
+                    id,
+                    result: Some(inbound::file_import_response::Result::Error(error)),
+                    containing_url_unused: false,
+                })
+            }
+            Self::FunctionCall(id) => {
+                inbound::Message::FunctionCallResponse(inbound::FunctionCallResponse {
+                    id,
+                    result: Some(inbound::function_call_response::Result::Error(error)),
+                    accessed_argument_lists: Vec::new(),
+                })
+            }
+        };
+        InboundMessage {
+            message: Some(message),
+        }
+    }
+}
+
+/// What a caller gets from its channel.
+#[derive(Debug)]
+pub enum Received {
+    /// A message of this compilation.
+    Message(outbound_message::Message),
+    /// The compilation cannot finish: the connection failed.
+    Failed(HostError),
+    /// Someone woke the caller (an interrupt is pending).
+    Woken,
+}
+
+/// One compilation in flight, as its caller sees it.
+#[derive(Debug)]
+pub struct Compilation {
+    registration: Registration,
+    connection: Arc<Connection>,
+    owed: Vec<Owed>,
+    finished: bool,
+}
+
+impl Compilation {
+    /// Registers a compilation on `connection` and sends its request.
+    pub(crate) fn start(
+        connection: Arc<Connection>,
+        registration: Registration,
+        request: &inbound_message::CompileRequest,
+    ) -> Result<Self, HostError> {
+        let compilation = Self {
+            registration,
+            connection,
+            owed: Vec::new(),
+            finished: false,
+        };
+        let message = InboundMessage {
+            message: Some(inbound_message::Message::CompileRequest(request.clone())),
+        };
+        compilation.send(&message)?;
+        Ok(compilation)
+    }
+
+    /// The compilation id.
+    pub fn id(&self) -> u32 {
+        self.registration.id
+    }
+
+    /// The process id of the compiler running this compilation.
+    pub fn compiler_pid(&self) -> u32 {
+        self.connection.pid()
+    }
+
+    /// A waker that makes a blocked [`recv`](Self::recv) return
+    /// [`Received::Woken`]; safe to call from any thread.
+    pub fn waker(&self) -> Waker {
+        self.registration.waker.clone()
+    }
+
+    /// Whether the compilation is over (its response or a failure arrived).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Blocks until the next message, failure or wake.
+    pub fn recv(&mut self) -> Received {
+        let event = self.registration.inbox.recv();
+        self.take(event.ok())
+    }
+
+    /// The next message, failure or wake, if one is waiting.
+    pub fn try_recv(&mut self) -> Option<Received> {
+        match self.registration.inbox.try_recv() {
+            Ok(event) => Some(self.take(Some(event))),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(self.take(None)),
+        }
+    }
+
+    fn take(&mut self, event: Option<Event>) -> Received {
+        match event {
+            Some(Event::Message(message)) => {
+                if matches!(message, outbound_message::Message::CompileResponse(_)) {
+                    self.finished = true;
+                } else if let Some(owed) = Owed::of(&message) {
+                    self.owed.push(owed);
+                }
+                Received::Message(message)
+            }
+            Some(Event::Failed(error)) => {
+                self.finished = true;
+                Received::Failed(error)
+            }
+            Some(Event::Wake) => Received::Woken,
+            // The waker holds a sender, so the channel cannot disconnect
+            // while this handle exists; treat it as a closed connection.
+            None => {
+                self.finished = true;
+                Received::Failed(HostError::Closed)
+            }
+        }
+    }
+
+    /// Sends the answer to a request this compilation received.
+    pub fn respond(&mut self, message: inbound_message::Message) -> Result<(), HostError> {
+        if let Some(answered) = Owed::answered_by(&message) {
+            self.owed.retain(|owed| *owed != answered);
+        }
+        self.send(&InboundMessage {
+            message: Some(message),
+        })
+    }
+
+    fn send(&self, message: &InboundMessage) -> Result<(), HostError> {
+        self.connection
+            .send(encode_packet(self.registration.id, message))
+    }
+}
+
+impl Drop for Compilation {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        // From here on the reader answers this compilation's requests itself.
+        let dispatcher = self.connection.dispatcher();
+        dispatcher.detach(self.registration.id, self.registration.token);
+        // Requests already taken from the channel, or still queued in it,
+        // were routed before the detach and are answered here.
+        let mut replies: Vec<InboundMessage> =
+            self.owed.drain(..).map(|owed| owed.error_reply(ABANDONED)).collect();
+        while let Ok(event) = self.registration.inbox.try_recv() {
+            if let Event::Message(message) = event {
+                replies.extend(error_reply(&message, ABANDONED));
+            }
+        }
+        for reply in replies {
+            // If the connection is gone there is nobody left to answer.
+            let _ = self.send(&reply);
+        }
+    }
+}
+
+/// A `VersionRequest` in flight.
+#[derive(Debug)]
+pub struct VersionQuery {
+    registration: Registration,
+    connection: Arc<Connection>,
+}
+
+impl VersionQuery {
+    pub(crate) fn start(
+        connection: Arc<Connection>,
+        registration: Registration,
+    ) -> Result<Self, HostError> {
+        let message = InboundMessage {
+            message: Some(inbound_message::Message::VersionRequest(
+                inbound_message::VersionRequest {
+                    id: registration.id,
+                },
+            )),
+        };
+        connection.send(encode_packet(
+            crate::protocol::VERSION_COMPILATION_ID,
+            &message,
+        ))?;
+        Ok(Self {
+            registration,
+            connection,
+        })
+    }
+
+    /// A waker that makes a blocked [`recv`](Self::recv) return
+    /// [`Received::Woken`].
+    pub fn waker(&self) -> Waker {
+        self.registration.waker.clone()
+    }
+
+    /// Blocks until the response, a failure or a wake.
+    pub fn recv(&self) -> Received {
+        Self::take(self.registration.inbox.recv().ok())
+    }
+
+    /// The response, a failure or a wake, if one is waiting.
+    pub fn try_recv(&self) -> Option<Received> {
+        match self.registration.inbox.try_recv() {
+            Ok(event) => Some(Self::take(Some(event))),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Self::take(None)),
+        }
+    }
+
+    fn take(event: Option<Event>) -> Received {
+        match event {
+            Some(Event::Message(message)) => Received::Message(message),
+            Some(Event::Failed(error)) => Received::Failed(error),
+            Some(Event::Wake) => Received::Woken,
+            None => Received::Failed(HostError::Closed),
+        }
+    }
+}
+
+impl Drop for VersionQuery {
+    fn drop(&mut self) {
+        self.connection
+            .dispatcher()
+            .forget_version(self.registration.id);
+    }
+}

@@ -1,0 +1,169 @@
+//! The host's errors: why a compilation could not be run to its end. Each says
+//! what happened in words a user can act on (the compiler's command, its exit
+//! status or signal, the tail of its stderr), and has a [`HostErrorKind`] that
+//! the Ruby layer maps to the exception classes Ruby users already rescue.
+
+use std::fmt;
+
+/// How the Ruby layer should surface a [`HostError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostErrorKind {
+    /// An operating system error with this errno (`SystemCallError`).
+    System(Option<i32>),
+    /// The compiler went away (`IOError`).
+    Io,
+    /// The protocol was broken or is incompatible (`Errno::EPROTO`).
+    Protocol,
+    /// The compiler was closed by its owner (`IOError`, "closed compiler").
+    Closed,
+}
+
+/// Why the host could not complete a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostError {
+    /// The compiler could not be started.
+    Spawn {
+        /// The command line that was tried.
+        command: String,
+        /// The OS error number, if there was one.
+        errno: Option<i32>,
+        /// The OS error's description.
+        message: String,
+    },
+    /// The compiler exited, was killed, or closed its output.
+    Exited {
+        /// The compiler's command line.
+        command: String,
+        /// "exited with status 1", "was killed by signal 9 (SIGKILL)", ...
+        status: String,
+        /// The last lines the compiler wrote to stderr.
+        stderr: String,
+    },
+    /// The compiler sent something the protocol does not allow, or reported
+    /// that the host did.
+    Protocol {
+        /// The compiler's command line.
+        command: String,
+        /// What was wrong.
+        message: String,
+        /// The last lines the compiler wrote to stderr.
+        stderr: String,
+    },
+    /// The compiler speaks a protocol version this host does not.
+    IncompatibleVersion {
+        /// The compiler's command line.
+        command: String,
+        /// The protocol version the compiler reported.
+        protocol_version: String,
+        /// The compiler's own version.
+        compiler_version: String,
+    },
+    /// Reading from or writing to the compiler failed.
+    Io {
+        /// The compiler's command line.
+        command: String,
+        /// The failure.
+        message: String,
+    },
+    /// The compiler was closed by its owner.
+    Closed,
+}
+
+impl HostError {
+    /// The kind of Ruby exception this error becomes.
+    pub fn kind(&self) -> HostErrorKind {
+        match self {
+            Self::Spawn { errno, .. } => HostErrorKind::System(*errno),
+            Self::Exited { .. } | Self::Io { .. } => HostErrorKind::Io,
+            Self::Protocol { .. } | Self::IncompatibleVersion { .. } => HostErrorKind::Protocol,
+            Self::Closed => HostErrorKind::Closed,
+        }
+    }
+}
+
+/// Appends the compiler's stderr tail, indented, if there is one.
+fn write_stderr(f: &mut fmt::Formatter<'_>, stderr: &str) -> fmt::Result {
+    let stderr = stderr.trim_end();
+    if stderr.is_empty() {
+        return f.write_str("; it wrote nothing to stderr");
+    }
+    f.write_str("; its last lines on stderr:")?;
+    for line in stderr.lines() {
+        write!(f, "\n  {line}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Spawn {
+                command, message, ..
+            } => write!(f, "could not start the Sass compiler `{command}`: {message}"),
+            Self::Exited {
+                command,
+                status,
+                stderr,
+            } => {
+                write!(f, "the Sass compiler `{command}` {status}")?;
+                write_stderr(f, stderr)
+            }
+            Self::Protocol {
+                command,
+                message,
+                stderr,
+            } => {
+                write!(f, "the Sass compiler `{command}` broke the protocol: {message}")?;
+                write_stderr(f, stderr)
+            }
+            Self::IncompatibleVersion {
+                command,
+                protocol_version,
+                compiler_version,
+            } => write!(
+                f,
+                "the Sass compiler `{command}` (version {compiler_version}) speaks Embedded Sass \
+                 Protocol {protocol_version}, but this host needs protocol {}.x",
+                crate::protocol::PROTOCOL_MAJOR
+            ),
+            Self::Io { command, message } => {
+                write!(f, "lost the connection to the Sass compiler `{command}`: {message}")
+            }
+            Self::Closed => f.write_str("closed compiler"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_command_status_and_stderr() {
+        let error = HostError::Exited {
+            command: "/opt/sass --embedded".into(),
+            status: "was killed by signal 9 (SIGKILL)".into(),
+            stderr: "line one\nline two\n".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "the Sass compiler `/opt/sass --embedded` was killed by signal 9 (SIGKILL); \
+             its last lines on stderr:\n  line one\n  line two"
+        );
+        assert_eq!(error.kind(), HostErrorKind::Io);
+
+        let error = HostError::Protocol {
+            command: "sass".into(),
+            message: "garbage".into(),
+            stderr: String::new(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "the Sass compiler `sass` broke the protocol: garbage; it wrote nothing to stderr"
+        );
+        assert_eq!(error.kind(), HostErrorKind::Protocol);
+        assert_eq!(HostError::Closed.to_string(), "closed compiler");
+    }
+}

@@ -1,0 +1,258 @@
+//! The compiler child process: how it is started, how its stderr is kept, and
+//! how its end is described.
+//!
+//! The compiler runs with `/` as its working directory (a directory that
+//! cannot vanish under it, unlike the caller's), in a process group of its own
+//! (so Ctrl-C in a terminal interrupts the Ruby program, which then decides,
+//! instead of killing the compiler under compilations that are still
+//! running), with all three standard streams piped. Its stdin and stdout carry
+//! the protocol; its stderr is kept as a bounded tail for error messages.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+
+use crate::error::HostError;
+
+/// The command that starts a compiler: the program and the arguments before
+/// `--embedded`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompilerCommand {
+    /// The executable.
+    pub program: PathBuf,
+    /// Arguments given before `--embedded` (for example a Dart snapshot).
+    pub args: Vec<OsString>,
+}
+
+impl CompilerCommand {
+    /// A command that runs `program` with no extra arguments.
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for CompilerCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program.display())?;
+        for arg in &self.args {
+            write!(f, " {}", arg.to_string_lossy())?;
+        }
+        f.write_str(" --embedded")
+    }
+}
+
+/// A started compiler: the child (for waiting and killing) and its pipes.
+#[derive(Debug)]
+pub struct SpawnedCompiler {
+    /// The child process.
+    pub child: Child,
+    /// The compiler's stdin: where packets are written.
+    pub stdin: OwnedFd,
+    /// The compiler's stdout: where packets are read.
+    pub stdout: OwnedFd,
+    /// The compiler's stderr.
+    pub stderr: OwnedFd,
+}
+
+/// Starts the compiler in embedded mode.
+pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
+    let mut child = Command::new(&command.program)
+        .args(&command.args)
+        .arg("--embedded")
+        .current_dir("/")
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| HostError::Spawn {
+            command: command.to_string(),
+            errno: error.raw_os_error(),
+            message: error.to_string(),
+        })?;
+    // The three pipes were requested above, so they are present.
+    let stdin = child.stdin.take().expect("stdin is piped").into();
+    let stdout = child.stdout.take().expect("stdout is piped").into();
+    let stderr = child.stderr.take().expect("stderr is piped").into();
+    Ok(SpawnedCompiler {
+        child,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
+
+/// Describes how a process ended, for error messages: "exited with status 1",
+/// "was killed by signal 9 (SIGKILL)".
+pub fn describe_exit(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        format!("exited with status {code}")
+    } else if let Some(signal) = status.signal() {
+        match signal_name(signal) {
+            Some(name) => format!("was killed by signal {signal} ({name})"),
+            None => format!("was killed by signal {signal}"),
+        }
+    } else {
+        format!("ended ({status})")
+    }
+}
+
+/// The name of the signals a compiler is likely to die of.
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// The last lines a compiler wrote to stderr, bounded in lines and bytes so a
+/// compiler that floods stderr costs constant memory.
+#[derive(Debug, Default)]
+pub struct StderrTail {
+    lines: VecDeque<String>,
+    bytes: usize,
+    partial: Vec<u8>,
+}
+
+impl StderrTail {
+    /// How many lines are kept.
+    pub const MAX_LINES: usize = 20;
+    /// How many bytes of complete lines are kept at most.
+    pub const MAX_BYTES: usize = 4096;
+    /// Longer lines are cut to this many bytes.
+    pub const MAX_LINE: usize = 512;
+
+    /// A shared, empty tail.
+    pub fn shared() -> Arc<Mutex<Self>> {
+        Arc::default()
+    }
+
+    /// Adds bytes as they were read from the pipe.
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
+            self.extend_partial(&bytes[..end]);
+            let line = std::mem::take(&mut self.partial);
+            self.push_line(line);
+            bytes = &bytes[end + 1..];
+        }
+        self.extend_partial(bytes);
+    }
+
+    fn extend_partial(&mut self, bytes: &[u8]) {
+        let room = Self::MAX_LINE.saturating_sub(self.partial.len());
+        self.partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn push_line(&mut self, line: Vec<u8>) {
+        let line = String::from_utf8_lossy(&line).trim_end_matches('\r').to_owned();
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > Self::MAX_LINES || self.bytes > Self::MAX_BYTES {
+            if let Some(old) = self.lines.pop_front() {
+                self.bytes -= old.len();
+            }
+        }
+    }
+
+    /// The kept lines, including an unfinished last line.
+    pub fn snapshot(&self) -> String {
+        let mut text = String::new();
+        for line in &self.lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        if !self.partial.is_empty() {
+            text.push_str(&String::from_utf8_lossy(&self.partial));
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Reads `stderr` until it closes, keeping its tail in `tail`.
+pub async fn capture_stderr(stderr: OwnedFd, tail: Arc<Mutex<StderrTail>>) -> io::Result<()> {
+    use tokio::io::AsyncReadExt;
+
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr)?;
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let n = pipe.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        tail.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(&buf[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_exits_and_signals() {
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(1 << 8)),
+            "exited with status 1"
+        );
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(libc::SIGKILL)),
+            format!("was killed by signal {} (SIGKILL)", libc::SIGKILL)
+        );
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(libc::SIGSEGV)),
+            format!("was killed by signal {} (SIGSEGV)", libc::SIGSEGV)
+        );
+    }
+
+    #[test]
+    fn stderr_tail_keeps_the_last_lines_within_bounds() {
+        let mut tail = StderrTail::default();
+        tail.push(b"first\nsec");
+        tail.push(b"ond\r\nthird");
+        assert_eq!(tail.snapshot(), "first\nsecond\nthird\n");
+
+        for i in 0..1000 {
+            tail.push(format!("flood {i}\n").as_bytes());
+        }
+        let snapshot = tail.snapshot();
+        assert_eq!(snapshot.lines().count(), StderrTail::MAX_LINES);
+        assert!(snapshot.ends_with("flood 999\n"), "{snapshot}");
+
+        tail.push(&[b'x'; 10_000]);
+        tail.push(b"\n");
+        let last = tail.snapshot().lines().last().unwrap().to_owned();
+        assert_eq!(last.len(), StderrTail::MAX_LINE);
+    }
+
+    #[test]
+    fn spawn_failure_names_the_command() {
+        let command = CompilerCommand::new("/nonexistent/sass");
+        let error = spawn(&command).unwrap_err();
+        assert_eq!(error.kind(), crate::error::HostErrorKind::System(Some(libc::ENOENT)));
+        assert!(
+            error.to_string().contains("/nonexistent/sass --embedded"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,391 @@
+//! Conversion between protobuf messages and Ruby objects, in both directions.
+//! This is the only place where the two meet: the compile request is built
+//! here from the plain Ruby data the `Sass::Compiler` validated, and every
+//! message for Ruby (results, errors, spans, log events, callback arguments)
+//! becomes Ruby objects here, through the public constructors of the gem's
+//! Ruby classes. Values (`Sass::Value::*`) have their own submodule.
+//!
+//! Ruby objects built here live on the stack or inside other Ruby objects
+//! (arrays, hashes) until they are returned; none is kept in a Rust
+//! collection, where the garbage collector could not see it.
+
+pub mod value;
+
+use magnus::{
+    prelude::*, value::Lazy, Error, RArray, RClass, RHash, RModule, RString, Ruby, Symbol,
+    TryConvert, Value,
+};
+use sass_embedded_core::protocol::{
+    inbound_message::{
+        self, compile_request, CanonicalizeResponse, CompileRequest, FileImportResponse,
+        ImportResponse,
+    },
+    outbound_message::{
+        compile_response, CanonicalizeRequest, CompileResponse, FileImportRequest, ImportRequest,
+        LogEvent,
+    },
+    source_span, LogEventType, NodePackageImporter, OutputStyle, SourceSpan, Syntax,
+};
+
+use crate::errors::argument_error;
+
+/// Looks up `Sass::<path>` (for example `"Logger::SourceSpan"`).
+pub(crate) fn sass_class(ruby: &Ruby, path: &str) -> RClass {
+    let mut module: RModule = ruby
+        .class_object()
+        .const_get("Sass")
+        .expect("lib/sass-embedded.rb defines Sass before loading the extension");
+    let mut names = path.split("::").peekable();
+    while let Some(name) = names.next() {
+        if names.peek().is_none() {
+            return module
+                .const_get(name)
+                .unwrap_or_else(|_| panic!("Sass::{path} is not defined"));
+        }
+        module = module
+            .const_get(name)
+            .unwrap_or_else(|_| panic!("Sass::{path} is not defined"));
+    }
+    unreachable!("the path has at least one name")
+}
+
+static COMPILE_RESULT: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileResult"));
+static COMPILE_ERROR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileError"));
+static SOURCE_SPAN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceSpan"));
+static SOURCE_LOCATION: Lazy<RClass> =
+    Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
+
+// ---------------------------------------------------------------------------
+// Ruby → protobuf: the compile request
+// ---------------------------------------------------------------------------
+
+/// Reads `key` of the request hash Ruby built.
+fn field(ruby: &Ruby, hash: RHash, key: &str) -> Option<Value> {
+    hash.get(ruby.to_symbol(key)).filter(|value| !value.is_nil())
+}
+
+fn string_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Option<String>, Error> {
+    field(ruby, hash, key).map(rust_string).transpose()
+}
+
+fn bool_field(ruby: &Ruby, hash: RHash, key: &str) -> bool {
+    field(ruby, hash, key).is_some_and(|value| value.to_bool())
+}
+
+fn strings_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Vec<String>, Error> {
+    match field(ruby, hash, key) {
+        None => Ok(Vec::new()),
+        Some(array) => RArray::try_convert(array)?
+            .into_iter()
+            .map(rust_string)
+            .collect(),
+    }
+}
+
+fn symbol_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Option<String>, Error> {
+    field(ruby, hash, key)
+        .map(|value| Ok(Symbol::try_convert(value)?.name()?.into_owned()))
+        .transpose()
+}
+
+/// A Ruby String (already validated as UTF-8 by the Ruby layer) as Rust's.
+pub(crate) fn rust_string(value: Value) -> Result<String, Error> {
+    RString::try_convert(value)?.to_string()
+}
+
+/// Builds the `CompileRequest` from the hash `Sass::Compiler` validated.
+pub fn compile_request(ruby: &Ruby, request: RHash) -> Result<CompileRequest, Error> {
+    let input = if let Some(path) = string_field(ruby, request, "path")? {
+        compile_request::Input::Path(path)
+    } else {
+        let source = string_field(ruby, request, "source")?
+            .ok_or_else(|| argument_error(ruby, "the request has neither a path nor a source"))?;
+        let syntax = match symbol_field(ruby, request, "syntax")?.as_deref() {
+            None | Some("scss") => Syntax::Scss,
+            Some("indented") => Syntax::Indented,
+            Some("css") => Syntax::Css,
+            Some(other) => return Err(argument_error(ruby, format!("unknown syntax :{other}"))),
+        };
+        let importer = field(ruby, request, "importer")
+            .map(|descriptor| importer(ruby, descriptor))
+            .transpose()?;
+        compile_request::Input::String(compile_request::StringInput {
+            source,
+            url: string_field(ruby, request, "url")?.unwrap_or_default(),
+            syntax: syntax as i32,
+            importer,
+        })
+    };
+    let style = match symbol_field(ruby, request, "style")?.as_deref() {
+        None | Some("expanded") => OutputStyle::Expanded,
+        Some("compressed") => OutputStyle::Compressed,
+        Some(other) => return Err(argument_error(ruby, format!("unknown style :{other}"))),
+    };
+    let importers = match field(ruby, request, "importers") {
+        None => Vec::new(),
+        Some(list) => RArray::try_convert(list)?
+            .into_iter()
+            .map(|descriptor| importer(ruby, descriptor))
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(CompileRequest {
+        input: Some(input),
+        style: style as i32,
+        source_map: bool_field(ruby, request, "source_map"),
+        importers,
+        global_functions: strings_field(ruby, request, "functions")?,
+        alert_color: bool_field(ruby, request, "alert_color"),
+        alert_ascii: bool_field(ruby, request, "alert_ascii"),
+        verbose: bool_field(ruby, request, "verbose"),
+        quiet_deps: bool_field(ruby, request, "quiet_deps"),
+        source_map_include_sources: bool_field(ruby, request, "source_map_include_sources"),
+        charset: bool_field(ruby, request, "charset"),
+        silent: bool_field(ruby, request, "silent"),
+        fatal_deprecation: strings_field(ruby, request, "fatal_deprecations")?,
+        silence_deprecation: strings_field(ruby, request, "silence_deprecations")?,
+        future_deprecation: strings_field(ruby, request, "future_deprecations")?,
+    })
+}
+
+/// One importer descriptor: `[:path, dir]`, `[:importer, id, schemes]`,
+/// `[:file_importer, id]` or `[:node_package_importer, dir]`.
+fn importer(ruby: &Ruby, descriptor: Value) -> Result<compile_request::Importer, Error> {
+    use compile_request::importer::Importer as Kind;
+
+    let descriptor = RArray::try_convert(descriptor)?;
+    let kind: Symbol = descriptor.entry(0)?;
+    let (importer, non_canonical_scheme) = match &*kind.name()? {
+        "path" => (Kind::Path(rust_string(descriptor.entry(1)?)?), Vec::new()),
+        "importer" => {
+            let schemes: RArray = descriptor.entry(2)?;
+            (
+                Kind::ImporterId(descriptor.entry(1)?),
+                schemes
+                    .into_iter()
+                    .map(rust_string)
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        "file_importer" => (Kind::FileImporterId(descriptor.entry(1)?), Vec::new()),
+        "node_package_importer" => (
+            Kind::NodePackageImporter(NodePackageImporter {
+                entry_point_directory: rust_string(descriptor.entry(1)?)?,
+            }),
+            Vec::new(),
+        ),
+        other => {
+            return Err(argument_error(
+                ruby,
+                format!("unknown importer kind :{other}"),
+            ))
+        }
+    };
+    Ok(compile_request::Importer {
+        importer: Some(importer),
+        non_canonical_scheme,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// protobuf → Ruby: results, errors, spans, log events, importer requests
+// ---------------------------------------------------------------------------
+
+/// `Sass::CompileResult` for a success, `Sass::CompileError` for a failure
+/// (returned, not raised: the Ruby layer raises it with its own backtrace).
+pub fn compile_response(ruby: &Ruby, response: CompileResponse) -> Result<Value, Error> {
+    let loaded_urls = ruby.ary_new_capa(response.loaded_urls.len());
+    for url in &response.loaded_urls {
+        loaded_urls.push(ruby.str_new(url))?;
+    }
+    match response.result {
+        Some(compile_response::Result::Success(success)) => {
+            let source_map = if success.source_map.is_empty() {
+                ruby.qnil().as_value()
+            } else {
+                ruby.str_new(&success.source_map).as_value()
+            };
+            ruby.get_inner(&COMPILE_RESULT).new_instance((
+                ruby.str_new(&success.css),
+                source_map,
+                loaded_urls,
+            ))
+        }
+        Some(compile_response::Result::Failure(failure)) => {
+            let span = match failure.span {
+                Some(span) => source_span_to_ruby(ruby, &span)?,
+                None => ruby.qnil().as_value(),
+            };
+            let stack = non_empty(ruby, &failure.stack_trace);
+            let formatted = non_empty(ruby, &failure.formatted);
+            ruby.get_inner(&COMPILE_ERROR).new_instance((
+                ruby.str_new(&failure.message),
+                formatted,
+                stack,
+                span,
+                loaded_urls,
+            ))
+        }
+        // The dispatcher refuses responses without a result.
+        None => unreachable!("CompileResponse without a result reached Ruby"),
+    }
+}
+
+fn non_empty(ruby: &Ruby, text: &str) -> Value {
+    if text.is_empty() {
+        ruby.qnil().as_value()
+    } else {
+        ruby.str_new(text).as_value()
+    }
+}
+
+fn location_to_ruby(ruby: &Ruby, location: &source_span::SourceLocation) -> Result<Value, Error> {
+    ruby.get_inner(&SOURCE_LOCATION)
+        .new_instance((location.offset, location.line, location.column))
+}
+
+/// `Sass::Logger::SourceSpan` for a span. An omitted end means an empty span
+/// at the start.
+pub fn source_span_to_ruby(ruby: &Ruby, span: &SourceSpan) -> Result<Value, Error> {
+    let start = span.start.unwrap_or_default();
+    let start_value = location_to_ruby(ruby, &start)?;
+    let end_value = location_to_ruby(ruby, span.end.as_ref().unwrap_or(&start))?;
+    ruby.get_inner(&SOURCE_SPAN).new_instance((
+        start_value,
+        end_value,
+        non_empty(ruby, &span.url),
+        ruby.str_new(&span.text),
+        non_empty(ruby, &span.context),
+    ))
+}
+
+/// The arguments of `Session#log_event`: type, message, span, stack,
+/// formatted message, deprecation type.
+pub fn log_event_args(
+    ruby: &Ruby,
+    event: &LogEvent,
+) -> Result<(Symbol, RString, Value, Value, RString, Value), Error> {
+    let kind = match LogEventType::try_from(event.r#type) {
+        Ok(LogEventType::Warning) => "warning",
+        Ok(LogEventType::DeprecationWarning) => "deprecation_warning",
+        Ok(LogEventType::Debug) => "debug",
+        // An unknown type from a newer compiler is still worth showing.
+        Err(_) => "warning",
+    };
+    let span = match &event.span {
+        Some(span) => source_span_to_ruby(ruby, span)?,
+        None => ruby.qnil().as_value(),
+    };
+    let deprecation_type = match &event.deprecation_type {
+        Some(id) if !id.is_empty() => ruby.str_new(id).as_value(),
+        _ => ruby.qnil().as_value(),
+    };
+    Ok((
+        ruby.to_symbol(kind),
+        ruby.str_new(&event.message),
+        span,
+        non_empty(ruby, &event.stack_trace),
+        ruby.str_new(&event.formatted),
+        deprecation_type,
+    ))
+}
+
+fn optional_string(ruby: &Ruby, text: &Option<String>) -> Value {
+    match text {
+        Some(text) => ruby.str_new(text).as_value(),
+        None => ruby.qnil().as_value(),
+    }
+}
+
+/// The arguments of `Session#canonicalize_request`: importer id, url,
+/// from_import, containing_url.
+pub fn canonicalize_args(ruby: &Ruby, request: &CanonicalizeRequest) -> (u32, RString, bool, Value) {
+    (
+        request.importer_id,
+        ruby.str_new(&request.url),
+        request.from_import,
+        optional_string(ruby, &request.containing_url),
+    )
+}
+
+/// The arguments of `Session#import_request`: importer id, url.
+pub fn import_args(ruby: &Ruby, request: &ImportRequest) -> (u32, RString) {
+    (request.importer_id, ruby.str_new(&request.url))
+}
+
+/// The arguments of `Session#file_import_request`: importer id, url,
+/// from_import, containing_url.
+pub fn file_import_args(ruby: &Ruby, request: &FileImportRequest) -> (u32, RString, bool, Value) {
+    (
+        request.importer_id,
+        ruby.str_new(&request.url),
+        request.from_import,
+        optional_string(ruby, &request.containing_url),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Ruby → protobuf: callback answers
+// ---------------------------------------------------------------------------
+
+/// `[url or nil, containing_url_unused]` from `Session#canonicalize_request`.
+pub fn canonicalize_response(id: u32, answer: Value) -> Result<inbound_message::Message, Error> {
+    let answer = RArray::try_convert(answer)?;
+    let url: Option<RString> = answer.entry(0)?;
+    let containing_url_unused: bool = answer.entry(1)?;
+    Ok(inbound_message::Message::CanonicalizeResponse(
+        CanonicalizeResponse {
+            id,
+            result: url
+                .map(|url| url.to_string().map(inbound_message::canonicalize_response::Result::Url))
+                .transpose()?,
+            containing_url_unused,
+        },
+    ))
+}
+
+/// `nil` or `[contents, syntax, source_map_url or nil]` from
+/// `Session#import_request`.
+pub fn import_response(ruby: &Ruby, id: u32, answer: Value) -> Result<inbound_message::Message, Error> {
+    use inbound_message::import_response::{ImportSuccess, Result as ImportResult};
+
+    let result = if answer.is_nil() {
+        None
+    } else {
+        let answer = RArray::try_convert(answer)?;
+        let contents: RString = answer.entry(0)?;
+        let syntax: Symbol = answer.entry(1)?;
+        let source_map_url: Option<RString> = answer.entry(2)?;
+        let syntax = match &*syntax.name()? {
+            "scss" => Syntax::Scss,
+            "indented" => Syntax::Indented,
+            "css" => Syntax::Css,
+            other => return Err(argument_error(ruby, format!("unknown syntax :{other}"))),
+        };
+        Some(ImportResult::Success(ImportSuccess {
+            contents: contents.to_string()?,
+            syntax: syntax as i32,
+            source_map_url: source_map_url.map(|url| url.to_string()).transpose()?,
+        }))
+    };
+    Ok(inbound_message::Message::ImportResponse(ImportResponse {
+        id,
+        result,
+    }))
+}
+
+/// `[file_url or nil, containing_url_unused]` from
+/// `Session#file_import_request`.
+pub fn file_import_response(id: u32, answer: Value) -> Result<inbound_message::Message, Error> {
+    let answer = RArray::try_convert(answer)?;
+    let url: Option<RString> = answer.entry(0)?;
+    let containing_url_unused: bool = answer.entry(1)?;
+    Ok(inbound_message::Message::FileImportResponse(
+        FileImportResponse {
+            id,
+            result: url
+                .map(|url| url.to_string().map(inbound_message::file_import_response::Result::FileUrl))
+                .transpose()?,
+            containing_url_unused,
+        },
+    ))
+}

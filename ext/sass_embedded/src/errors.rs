@@ -1,0 +1,65 @@
+//! Turning Rust failures into Ruby exceptions: host errors into the classes
+//! users of the established gem already rescue, and panics into a plain
+//! `RuntimeError` (never Ruby's `fatal`, which is what magnus would make of a
+//! panic that reached it).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use magnus::{prelude::*, Error, ExceptionClass, Ruby};
+use sass_embedded_core::{HostError, HostErrorKind};
+
+/// The Ruby exception for a host error:
+/// `SystemCallError` (`Errno::ENOENT`, ...) when the compiler cannot start,
+/// `Errno::EPROTO` for protocol failures, `IOError` otherwise.
+pub fn host_error(ruby: &Ruby, error: &HostError) -> Error {
+    let message = error.to_string();
+    match error.kind() {
+        HostErrorKind::System(Some(errno)) => system_call_error(ruby, message, errno),
+        HostErrorKind::System(None) => Error::new(ruby.exception_io_error(), message),
+        HostErrorKind::Protocol => system_call_error(ruby, message, libc::EPROTO),
+        HostErrorKind::Io | HostErrorKind::Closed => Error::new(ruby.exception_io_error(), message),
+    }
+}
+
+/// `SystemCallError.new(message, errno)`, which Ruby turns into the matching
+/// `Errno::*` class.
+fn system_call_error(ruby: &Ruby, message: String, errno: i32) -> Error {
+    let class = ruby.exception_system_call_error();
+    match class.new_instance((message.clone(), errno)) {
+        Ok(exception) => Error::from(exception),
+        Err(_) => Error::new(ruby.exception_io_error(), message),
+    }
+}
+
+/// An `ArgumentError` with `message`.
+pub fn argument_error(ruby: &Ruby, message: impl Into<String>) -> Error {
+    Error::new(ruby.exception_arg_error(), message.into())
+}
+
+/// A `TypeError` with `message`.
+pub fn type_error(ruby: &Ruby, message: impl Into<String>) -> Error {
+    Error::new(ruby.exception_type_error(), message.into())
+}
+
+/// Runs the body of a Ruby-facing method, turning a panic into a
+/// `RuntimeError` that says it is a bug of this gem.
+pub fn guard<T>(ruby: &Ruby, body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Err(Error::new(
+                runtime_error(ruby),
+                format!("sass-embedded internal error (please report it): {detail}"),
+            ))
+        }
+    }
+}
+
+fn runtime_error(ruby: &Ruby) -> ExceptionClass {
+    ruby.exception_runtime_error()
+}

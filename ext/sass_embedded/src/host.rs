@@ -1,0 +1,122 @@
+//! `Sass::Embedded::Host`: the Ruby object a `Sass::Compiler` holds. It wraps
+//! the core [`Host`] (a Rust value, no Ruby objects inside) and exposes
+//! compile, version and close to the Ruby layer.
+
+use std::time::Duration;
+
+use magnus::{Error, RArray, RHash, Ruby, Value};
+use sass_embedded_core::{CompilerCommand, Host, HostConfig};
+
+use crate::errors::{self, guard};
+use crate::{gvl, session};
+
+/// The native half of a `Sass::Compiler`.
+#[magnus::wrap(class = "Sass::Embedded::Host", free_immediately, size)]
+pub struct RubyHost(Host);
+
+impl RubyHost {
+    /// `Host.new(command, idle_timeout)`: `command` is the compiler's program
+    /// and the arguments before `--embedded`; `idle_timeout` (seconds or nil)
+    /// closes the compiler after that long unused.
+    fn new(ruby: &Ruby, command: RArray, idle_timeout: Option<f64>) -> Result<Self, Error> {
+        guard(ruby, || {
+            let mut parts = command.into_iter().map(crate::conversion::rust_string);
+            let program = parts
+                .next()
+                .ok_or_else(|| errors::argument_error(ruby, "the compiler command is empty"))??;
+            let mut command = CompilerCommand::new(program);
+            for arg in parts {
+                command.args.push(arg?.into());
+            }
+            let idle_timeout = match idle_timeout {
+                Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
+                    Some(Duration::from_secs_f64(seconds))
+                }
+                Some(seconds) if seconds.is_nan() || seconds <= 0.0 => {
+                    return Err(errors::argument_error(
+                        ruby,
+                        format!("idle_timeout must be positive, got {seconds}"),
+                    ))
+                }
+                _ => None,
+            };
+            let host = Host::new(HostConfig {
+                command,
+                idle_timeout,
+            })
+            .map_err(|error| {
+                Error::new(
+                    ruby.exception_runtime_error(),
+                    format!("could not start the host's I/O runtime: {error}"),
+                )
+            })?;
+            Ok(Self(host))
+        })
+    }
+
+    /// Refuses a host made by the parent of a forked process.
+    fn owned(&self, ruby: &Ruby) -> Result<&Host, Error> {
+        if self.0.is_owned_by_this_process() {
+            Ok(&self.0)
+        } else {
+            Err(Error::new(
+                ruby.exception_io_error(),
+                "this compiler belongs to the parent of a forked process",
+            ))
+        }
+    }
+
+    /// `host.compile(request, session)`: a `Sass::CompileResult`, or a
+    /// `Sass::CompileError` to raise.
+    fn compile(ruby: &Ruby, rb_self: &Self, request: RHash, session: Value) -> Result<Value, Error> {
+        guard(ruby, || session::compile(ruby, rb_self.owned(ruby)?, request, session))
+    }
+
+    /// `host.version`: `[protocol, compiler, implementation version, name]`.
+    fn version(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
+        guard(ruby, || session::version(ruby, rb_self.owned(ruby)?))
+    }
+
+    /// `host.close`: fails compilations in flight with "closed compiler" and
+    /// waits (without the GVL) for the compiler to exit.
+    fn close(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
+        guard(ruby, || {
+            let host = rb_self.owned(ruby)?;
+            match gvl::without_gvl(|| host.close(), || {}) {
+                Some(Ok(())) => Ok(()),
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                // An interrupt was pending: close without releasing the GVL.
+                None => {
+                    host.close();
+                    Ok(())
+                }
+            }
+        })
+    }
+
+    /// `host.closed?`
+    fn is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+
+    /// `host.compiler_pid`: the running compiler's process id, or nil.
+    fn compiler_pid(&self) -> Option<u32> {
+        self.0.compiler_pid()
+    }
+
+    /// Defines the class and its methods.
+    pub fn define(ruby: &Ruby) -> Result<(), Error> {
+        use magnus::{function, method, Module, Object};
+
+        let sass = ruby.define_module("Sass")?;
+        let embedded = sass.define_module("Embedded")?;
+        let class = embedded.define_class("Host", ruby.class_object())?;
+        class.define_singleton_method("new", function!(RubyHost::new, 2))?;
+        class.define_method("compile", method!(RubyHost::compile, 2))?;
+        class.define_method("version", method!(RubyHost::version, 0))?;
+        class.define_method("close", method!(RubyHost::close, 0))?;
+        class.define_method("closed?", method!(RubyHost::is_closed, 0))?;
+        class.define_method("compiler_pid", method!(RubyHost::compiler_pid, 0))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,24 @@
+//! The sass-embedded Ruby extension: a thin magnus layer over the Ruby-free
+//! `sass-embedded-core`.
+//!
+//! - [`host`]: `Sass::Embedded::Host`, the native half of `Sass::Compiler`;
+//! - [`session`]: one compilation driven on the calling Ruby thread;
+//! - [`conversion`]: protobuf messages to and from Ruby objects;
+//! - [`gvl`]: releasing the GVL and running interrupts (the only `unsafe`);
+//! - [`errors`]: host errors and panics as Ruby exceptions.
+
+#![deny(unsafe_code)]
+
+mod conversion;
+mod errors;
+#[allow(unsafe_code)]
+mod gvl;
+mod host;
+mod session;
+
+use magnus::{Error, Ruby};
+
+#[magnus::init]
+fn init(ruby: &Ruby) -> Result<(), Error> {
+    host::RubyHost::define(ruby)
+}

@@ -1,0 +1,284 @@
+//! One compilation, driven on the Ruby thread that asked for it.
+//!
+//! The thread sends the request, then waits for its compilation's messages
+//! with the GVL released. When the compiler asks for something (a function
+//! call, a canonicalization, an import, a file import) or reports a log event,
+//! the thread takes the GVL back and calls the per-compile Ruby session
+//! (`Sass::Compiler::Session`) on itself, so callbacks see the caller's
+//! thread-locals and a nested compile is just another compilation.
+//!
+//! Failures of the callbacks split in two. A `StandardError` becomes the
+//! answer the compiler gets (and so, usually, a `Sass::CompileError`). Anything
+//! else — `Thread#kill`, `Timeout`'s throw, `Interrupt`, `exit`, `throw` —
+//! propagates to the caller unchanged; dropping the compilation handle on the
+//! way out answers what the compiler is still waiting for and detaches the
+//! compilation, so the compiler finishes it without anyone listening.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, RHash, Ruby, Value};
+use sass_embedded_core::dispatcher::Waker;
+use sass_embedded_core::protocol::{
+    inbound_message::{self, function_call_response, FunctionCallResponse},
+    outbound_message::{self, function_call_request::Identifier, FunctionCallRequest},
+};
+use sass_embedded_core::{Compilation, Host, Received, VersionQuery};
+
+use crate::conversion::{self, value};
+use crate::errors;
+use crate::gvl;
+
+/// Tags compiler functions, mixins and modules with the compilation that
+/// made them; never reused within a process.
+static NEXT_COMPILATION_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// Something a Ruby thread can wait on without the GVL.
+trait Waitable {
+    fn try_recv(&mut self) -> Option<Received>;
+    fn recv(&mut self) -> Received;
+    fn waker(&self) -> Waker;
+}
+
+impl Waitable for Compilation {
+    fn try_recv(&mut self) -> Option<Received> {
+        Compilation::try_recv(self)
+    }
+    fn recv(&mut self) -> Received {
+        Compilation::recv(self)
+    }
+    fn waker(&self) -> Waker {
+        Compilation::waker(self)
+    }
+}
+
+impl Waitable for VersionQuery {
+    fn try_recv(&mut self) -> Option<Received> {
+        VersionQuery::try_recv(self)
+    }
+    fn recv(&mut self) -> Received {
+        VersionQuery::recv(self)
+    }
+    fn waker(&self) -> Waker {
+        VersionQuery::waker(self)
+    }
+}
+
+/// Waits for the next message or failure. The GVL is released while
+/// blocking; an interrupt wakes the wait and runs on this thread, and if it
+/// raises or throws, that is returned as the error.
+fn wait(waitable: &mut impl Waitable) -> Result<Received, Error> {
+    loop {
+        let received = match waitable.try_recv() {
+            Some(received) => received,
+            None => {
+                let waker = waitable.waker();
+                match gvl::without_gvl(|| waitable.recv(), move || waker.wake()) {
+                    Some(Ok(received)) => received,
+                    Some(Err(panic)) => std::panic::resume_unwind(panic),
+                    // An interrupt was pending before the wait began.
+                    None => Received::Woken,
+                }
+            }
+        };
+        match received {
+            Received::Woken => gvl::check_interrupts()?,
+            received => return Ok(received),
+        }
+    }
+}
+
+/// Runs `func` (which never touches Ruby) without the GVL and without an
+/// unblocking function: for short, bounded work like starting a compiler.
+fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
+    let mut func = Some(func);
+    loop {
+        match gvl::without_gvl(|| func.take().map(|func| func()), || {}) {
+            Some(Ok(Some(result))) => return Ok(result),
+            Some(Ok(None)) => unreachable!("the function is taken only when it runs"),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            // An interrupt was pending, so `func` did not run: handle the
+            // interrupt (which may raise) and try again.
+            None => gvl::check_interrupts()?,
+        }
+    }
+}
+
+/// Compiles `request` (the hash `Sass::Compiler` built), running callbacks
+/// through `session`. Returns a `Sass::CompileResult` or a
+/// `Sass::CompileError` (for the Ruby layer to raise).
+pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
+    let request = conversion::compile_request(ruby, request)?;
+    let mut compilation =
+        blocking(|| host.compile(&request))?.map_err(|error| errors::host_error(ruby, &error))?;
+    drop(request);
+    let context = value::Context {
+        compilation: NEXT_COMPILATION_TOKEN.fetch_add(1, Ordering::Relaxed),
+        session,
+    };
+    loop {
+        let message = match wait(&mut compilation)? {
+            Received::Message(message) => message,
+            Received::Failed(error) => return Err(errors::host_error(ruby, &error)),
+            Received::Woken => unreachable!("wait() handles wakes"),
+        };
+        use outbound_message::Message;
+        let reply = match message {
+            Message::CompileResponse(response) => {
+                return conversion::compile_response(ruby, response);
+            }
+            Message::LogEvent(event) => {
+                // A logger that fails fails the compile: its exception, of
+                // whatever class, reaches the caller.
+                let _: Value = session.funcall("log_event", conversion::log_event_args(ruby, &event)?)?;
+                continue;
+            }
+            Message::FunctionCallRequest(request) => function_call(ruby, &context, request)?,
+            Message::CanonicalizeRequest(request) => {
+                let id = request.id;
+                answer(
+                    ruby,
+                    session
+                        .funcall("canonicalize_request", conversion::canonicalize_args(ruby, &request))
+                        .and_then(|answer| conversion::canonicalize_response(id, answer)),
+                    |error| {
+                        inbound_message::Message::CanonicalizeResponse(
+                            inbound_message::CanonicalizeResponse {
+                                id,
+                                result: Some(inbound_message::canonicalize_response::Result::Error(
+                                    error,
+                                )),
+                                containing_url_unused: false,
+                            },
+                        )
+                    },
+                )?
+            }
+            Message::ImportRequest(request) => {
+                let id = request.id;
+                answer(
+                    ruby,
+                    session
+                        .funcall("import_request", conversion::import_args(ruby, &request))
+                        .and_then(|answer| conversion::import_response(ruby, id, answer)),
+                    |error| {
+                        inbound_message::Message::ImportResponse(inbound_message::ImportResponse {
+                            id,
+                            result: Some(inbound_message::import_response::Result::Error(error)),
+                        })
+                    },
+                )?
+            }
+            Message::FileImportRequest(request) => {
+                let id = request.id;
+                answer(
+                    ruby,
+                    session
+                        .funcall("file_import_request", conversion::file_import_args(ruby, &request))
+                        .and_then(|answer| conversion::file_import_response(id, answer)),
+                    |error| {
+                        inbound_message::Message::FileImportResponse(
+                            inbound_message::FileImportResponse {
+                                id,
+                                result: Some(inbound_message::file_import_response::Result::Error(
+                                    error,
+                                )),
+                                containing_url_unused: false,
+                            },
+                        )
+                    },
+                )?
+            }
+            // The dispatcher keeps these from compilations.
+            Message::VersionResponse(_) | Message::Error(_) => {
+                unreachable!("the dispatcher routes no VersionResponse or ProtocolError to a compilation")
+            }
+        };
+        compilation
+            .respond(reply)
+            .map_err(|error| errors::host_error(ruby, &error))?;
+    }
+}
+
+/// The answer for the compiler: the callback's, or an error response if the
+/// callback raised a `StandardError`. Any other exception propagates.
+fn answer(
+    ruby: &Ruby,
+    result: Result<inbound_message::Message, Error>,
+    error_reply: impl FnOnce(String) -> inbound_message::Message,
+) -> Result<inbound_message::Message, Error> {
+    match result {
+        Ok(message) => Ok(message),
+        Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
+            Ok(error_reply(describe(&error)))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The message of a Ruby exception, for the compiler's error text.
+fn describe(error: &Error) -> String {
+    match error.error_type() {
+        ErrorType::Error(_, message) => message.to_string(),
+        ErrorType::Exception(exception) => exception
+            .funcall::<_, _, String>("message", ())
+            .unwrap_or_else(|_| exception.inspect()),
+        ErrorType::Jump(tag) => format!("non-local exit ({tag})"),
+    }
+}
+
+fn function_call(
+    ruby: &Ruby,
+    context: &value::Context,
+    request: FunctionCallRequest,
+) -> Result<inbound_message::Message, Error> {
+    let lists = value::ArgumentLists::new(ruby);
+    let result = (|| {
+        let arguments = ruby.ary_new_capa(request.arguments.len());
+        for argument in &request.arguments {
+            arguments.push(value::to_ruby(ruby, argument, context, &lists)?)?;
+        }
+        let identifier = match &request.identifier {
+            Some(Identifier::Name(name)) => ruby.str_new(name).as_value(),
+            Some(Identifier::FunctionId(id)) => id.into_value_with(ruby),
+            None => unreachable!("the dispatcher refuses function calls without identifier"),
+        };
+        let returned: Value = context
+            .session
+            .funcall("function_call_request", (identifier, arguments))?;
+        value::from_ruby(ruby, returned, context)
+    })();
+    let result = match result {
+        Ok(value) => function_call_response::Result::Success(value),
+        Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
+            function_call_response::Result::Error(describe(&error))
+        }
+        Err(error) => return Err(error),
+    };
+    Ok(inbound_message::Message::FunctionCallResponse(
+        FunctionCallResponse {
+            id: request.id,
+            result: Some(result),
+            accessed_argument_lists: lists.accessed()?,
+        },
+    ))
+}
+
+/// Asks the compiler for its version: `[protocol_version, compiler_version,
+/// implementation_version, implementation_name]`.
+pub fn version(ruby: &Ruby, host: &Host) -> Result<RArray, Error> {
+    let mut query = blocking(|| host.version())?.map_err(|error| errors::host_error(ruby, &error))?;
+    match wait(&mut query)? {
+        Received::Message(outbound_message::Message::VersionResponse(response)) => {
+            let answer = ruby.ary_new_capa(4);
+            answer.push(response.protocol_version)?;
+            answer.push(response.compiler_version)?;
+            answer.push(response.implementation_version)?;
+            answer.push(response.implementation_name)?;
+            Ok(answer)
+        }
+        Received::Failed(error) => Err(errors::host_error(ruby, &error)),
+        Received::Message(_) | Received::Woken => {
+            unreachable!("version requests receive only a VersionResponse or a failure")
+        }
+    }
+}

@@ -1,0 +1,218 @@
+# frozen_string_literal: true
+
+require_relative 'compiler/request'
+require_relative 'compiler/session'
+
+module Sass
+  # A Dart Sass compiler run by the Rust host inside this process. Each
+  # instance has its own compiler process, started on first use and restarted
+  # if it dies; any number of threads may compile through one instance at
+  # once. Callbacks (functions, importers, loggers) run on the thread that
+  # called +compile+.
+  #
+  # @example
+  #   sass = Sass::Compiler.new
+  #   result = sass.compile_string('h1 { font-size: 40px; }')
+  #   result = sass.compile('style.scss')
+  #   sass.close
+  class Compiler
+    # @param idle_timeout [Numeric, nil] stop the compiler process after this
+    #   many seconds without work (it restarts on demand); nil keeps it running
+    #   until {#close}
+    def initialize(idle_timeout: nil)
+      unless idle_timeout.nil? || (idle_timeout.is_a?(Numeric) && idle_timeout.positive?)
+        raise ArgumentError, "idle_timeout must be a positive number or nil, got #{idle_timeout.inspect}"
+      end
+
+      @idle_timeout = idle_timeout&.to_f
+      @mutex = Mutex.new
+      @host = nil
+      @host_pid = nil
+      @closed = false
+    end
+
+    # Compiles the Sass file at +path+ to CSS.
+    # @param path [String, Pathname] relative paths resolve against the current
+    #   directory
+    # @param load_paths [Array<String, Pathname>] directories in which to look
+    #   for stylesheets loaded by +@use+ and +@import+, after +importers+
+    # @param charset [Boolean] whether to emit a +@charset+ or byte-order mark
+    #   for non-ASCII output
+    # @param source_map [Boolean] whether to generate a source map
+    # @param source_map_include_sources [Boolean] whether the source map embeds
+    #   the sources
+    # @param style [Symbol, String] +:expanded+ or +:compressed+
+    # @param functions [Hash{String => #call}] custom functions, keyed by their
+    #   Sass signature (+'double($n)'+); each is called with an Array of
+    #   {Value}s and returns a {Value}
+    # @param importers [Array<Object>] custom importers, tried in order before
+    #   +load_paths+: objects with +canonicalize+ and +load+, file importers
+    #   with +find_file_url+, Hashes of those as lambdas, or a
+    #   {NodePackageImporter}
+    # @param alert_ascii [Boolean] whether messages use ASCII only
+    # @param alert_color [Boolean, nil] whether messages use ANSI colors; nil
+    #   means whether +$stderr+ is a TTY
+    # @param fatal_deprecations [Array<String, Symbol>] deprecation ids (or Dart
+    #   Sass versions) to treat as errors
+    # @param future_deprecations [Array<String, Symbol>] future deprecations to
+    #   opt into
+    # @param logger [Object, nil] receives warnings and debug messages (see
+    #   {Logger}); nil prints them to +$stderr+
+    # @param quiet_deps [Boolean] whether to silence warnings from dependencies
+    # @param silence_deprecations [Array<String, Symbol>] deprecation ids to
+    #   silence
+    # @param verbose [Boolean] whether to report every deprecation warning, not
+    #   only the first few of each kind
+    # @return [CompileResult]
+    # @raise [ArgumentError] for invalid options, before anything is compiled
+    # @raise [CompileError] if Sass reports an error
+    # @raise [IOError, SystemCallError] if the compiler cannot run
+    # @see https://sass-lang.com/documentation/js-api/functions/compile/
+    def compile(path,
+                load_paths: [],
+
+                charset: true,
+                source_map: false,
+                source_map_include_sources: false,
+                style: :expanded,
+
+                functions: {},
+                importers: [],
+
+                alert_ascii: false,
+                alert_color: nil,
+                fatal_deprecations: [],
+                future_deprecations: [],
+                logger: nil,
+                quiet_deps: false,
+                silence_deprecations: [],
+                verbose: false)
+      raise ArgumentError, 'path must be set' if path.nil?
+
+      run(Request.new(
+            path: path, source: nil, importer: nil, syntax: nil, url: nil,
+            load_paths:, charset:, source_map:, source_map_include_sources:, style:,
+            functions:, importers:, alert_ascii:, alert_color:, fatal_deprecations:,
+            future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:
+          ))
+    end
+
+    # Compiles a stylesheet whose contents is +source+ to CSS.
+    # @param source [String, #to_str]
+    # @param importer [Object, nil] the importer that resolves loads relative to
+    #   the entrypoint (with +url+)
+    # @param load_paths (see #compile)
+    # @param syntax [Symbol, String] +:scss+, +:indented+ or +:css+
+    # @param url [String, #to_s, nil] the entrypoint's canonical URL; relative
+    #   loads resolve against it
+    # @param charset (see #compile)
+    # @param source_map (see #compile)
+    # @param source_map_include_sources (see #compile)
+    # @param style (see #compile)
+    # @param functions (see #compile)
+    # @param importers (see #compile)
+    # @param alert_ascii (see #compile)
+    # @param alert_color (see #compile)
+    # @param fatal_deprecations (see #compile)
+    # @param future_deprecations (see #compile)
+    # @param logger (see #compile)
+    # @param quiet_deps (see #compile)
+    # @param silence_deprecations (see #compile)
+    # @param verbose (see #compile)
+    # @return [CompileResult]
+    # @raise (see #compile)
+    # @see https://sass-lang.com/documentation/js-api/functions/compilestring/
+    def compile_string(source,
+                       importer: nil,
+                       load_paths: [],
+                       syntax: :scss,
+                       url: nil,
+
+                       charset: true,
+                       source_map: false,
+                       source_map_include_sources: false,
+                       style: :expanded,
+
+                       functions: {},
+                       importers: [],
+
+                       alert_ascii: false,
+                       alert_color: nil,
+                       fatal_deprecations: [],
+                       future_deprecations: [],
+                       logger: nil,
+                       quiet_deps: false,
+                       silence_deprecations: [],
+                       verbose: false)
+      raise ArgumentError, 'source must be set' if source.nil?
+
+      run(Request.new(
+            path: nil, source:, importer:, syntax:, url:,
+            load_paths:, charset:, source_map:, source_map_include_sources:, style:,
+            functions:, importers:, alert_ascii:, alert_color:, fatal_deprecations:,
+            future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:
+          ))
+    end
+
+    # Information about the host and the compiler, one line each:
+    #   sass-embedded	1.105.0	(Embedded Host)	[Ruby]
+    #   dart-sass	1.105.0	(Sass Compiler)	[Dart]
+    # @return [String]
+    # @see https://sass-lang.com/documentation/js-api/variables/info/
+    def info
+      @info ||= begin
+        _protocol, _compiler, implementation_version, implementation_name = host.version
+        [
+          ['sass-embedded', Embedded::VERSION, '(Embedded Host)', '[Ruby]'].join("\t"),
+          [implementation_name, implementation_version, '(Sass Compiler)', '[Dart]'].join("\t")
+        ].join("\n").freeze
+      end
+    end
+
+    # Stops the compiler process. Compilations still running fail with
+    # +IOError+; later calls raise +IOError+ ("closed compiler").
+    # @return [nil]
+    def close
+      host = @mutex.synchronize do
+        @closed = true
+        current = @host if @host_pid == Process.pid
+        @host = nil
+        current
+      end
+      host&.close
+      nil
+    end
+
+    # @return [Boolean] whether {#close} was called
+    def closed?
+      @closed
+    end
+
+    private
+
+    def run(request)
+      session = Session.new(request)
+      result = host.compile(request.to_h, session)
+      raise result, cause: session.callback_error if result.is_a?(CompileError)
+
+      result
+    end
+
+    # The native host of this process. After +fork+, the child gets a host of
+    # its own and never touches the parent's.
+    def host
+      host = @host
+      return host if host && @host_pid == Process.pid
+
+      @mutex.synchronize do
+        raise IOError, 'closed compiler' if @closed
+
+        if @host.nil? || @host_pid != Process.pid
+          @host = Embedded::Host.new(Embedded.const_get(:CompilerCommand).resolve, @idle_timeout)
+          @host_pid = Process.pid
+        end
+        @host
+      end
+    end
+  end
+end

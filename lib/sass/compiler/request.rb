@@ -1,0 +1,130 @@
+# frozen_string_literal: true
+
+require_relative 'session/function_registry'
+require_relative 'session/importer_registry'
+require_relative 'session/logger_registry'
+
+module Sass
+  class Compiler
+    # The options of one compile, checked and normalized before anything is
+    # sent: every wrong option is an +ArgumentError+ that names it. {#to_h} is
+    # the plain data the native host turns into a +CompileRequest+.
+    class Request
+      STYLES = %i[expanded compressed].freeze
+      SYNTAXES = %i[scss indented css].freeze
+
+      attr_reader :functions, :importers, :logger
+
+      def initialize(path:, source:, importer:, syntax:, url:, load_paths:, charset:, source_map:,
+                     source_map_include_sources:, style:, functions:, importers:, alert_ascii:, alert_color:,
+                     fatal_deprecations:, future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:)
+        @data = {}
+        if path.nil?
+          @data[:source] = Request.utf8(source, 'source')
+          @data[:syntax] = Request.choice(syntax, SYNTAXES, 'syntax')
+          @data[:url] = Request.url(url) unless url.nil?
+        else
+          @data[:path] = File.absolute_path(Request.utf8(Request.path(path, 'path'), 'path'))
+        end
+        @data[:style] = Request.choice(style, STYLES, 'style')
+        @data[:charset] = Request.boolean(charset, 'charset')
+        @data[:source_map] = Request.boolean(source_map, 'source_map')
+        @data[:source_map_include_sources] = Request.boolean(source_map_include_sources, 'source_map_include_sources')
+        @data[:alert_ascii] = Request.boolean(alert_ascii, 'alert_ascii')
+        @data[:alert_color] = alert_color.nil? ? $stderr.tty? : Request.boolean(alert_color, 'alert_color')
+        @data[:quiet_deps] = Request.boolean(quiet_deps, 'quiet_deps')
+        @data[:verbose] = Request.boolean(verbose, 'verbose')
+        @data[:fatal_deprecations] = Request.deprecations(fatal_deprecations, 'fatal_deprecations')
+        @data[:future_deprecations] = Request.deprecations(future_deprecations, 'future_deprecations')
+        @data[:silence_deprecations] = Request.deprecations(silence_deprecations, 'silence_deprecations')
+
+        @functions = Session::FunctionRegistry.new(functions)
+        @data[:functions] = @functions.signatures
+
+        @importers = Session::ImporterRegistry.new
+        @data[:importers] = @importers.register_all(importers) + Request.load_paths(load_paths)
+        @data[:importer] = @importers.register(importer, 'importer') unless importer.nil?
+
+        @logger = Session::LoggerRegistry.new(logger)
+        @data[:silent] = @logger.silent?
+      end
+
+      # @return [Hash{Symbol => Object}] the request as plain Ruby data
+      def to_h
+        @data
+      end
+
+      class << self
+        # A String in UTF-8 from any +to_str+ object in any encoding that
+        # converts to UTF-8.
+        def utf8(value, name)
+          unless value.respond_to?(:to_str)
+            raise ArgumentError, "#{name} must be a String, got #{value.class}"
+          end
+
+          string = String.new(value.to_str)
+          string.force_encoding(Encoding::UTF_8) if string.encoding == Encoding::BINARY
+          unless string.valid_encoding?
+            raise ArgumentError, "#{name} is not valid #{string.encoding}: #{string.scrub.inspect[0, 80]}"
+          end
+
+          string = string.encode(Encoding::UTF_8) unless string.encoding == Encoding::UTF_8
+          string
+        rescue EncodingError => e
+          raise ArgumentError, "#{name} cannot be converted to UTF-8: #{e.message}"
+        end
+
+        # A filesystem path from a String or Pathname.
+        def path(value, name)
+          return value.to_path if value.respond_to?(:to_path)
+          return value.to_str if value.respond_to?(:to_str)
+
+          raise ArgumentError, "#{name} must be a String or Pathname, got #{value.class}"
+        end
+
+        def url(value)
+          utf8(value.respond_to?(:to_str) ? value : value.to_s, 'url')
+        end
+
+        def boolean(value, name)
+          return value if [true, false].include?(value)
+
+          raise ArgumentError, "#{name} must be true or false, got #{value.inspect}"
+        end
+
+        def choice(value, choices, name)
+          symbol = value.to_sym if value.is_a?(Symbol) || value.is_a?(String)
+          return symbol if choices.include?(symbol)
+
+          raise ArgumentError,
+                "#{name} must be one of #{choices.map(&:inspect).join(', ')}, got #{value.inspect}"
+        end
+
+        def list(value, name)
+          return value.to_ary if value.respond_to?(:to_ary)
+
+          raise ArgumentError, "#{name} must be an Array, got #{value.inspect}"
+        end
+
+        def deprecations(value, name)
+          list(value, name).map do |deprecation|
+            deprecation = deprecation.id if deprecation.respond_to?(:id) && !deprecation.is_a?(String)
+            unless deprecation.is_a?(String) || deprecation.is_a?(Symbol)
+              raise ArgumentError, "#{name} must list deprecation ids, got #{deprecation.inspect}"
+            end
+
+            utf8(deprecation.to_s, name)
+          end
+        end
+
+        def load_paths(value)
+          list(value, 'load_paths').map do |path|
+            [:path, File.absolute_path(utf8(self.path(path, 'load_paths'), 'load_paths'))]
+          end
+        end
+      end
+    end
+
+    private_constant :Request
+  end
+end

@@ -1,0 +1,62 @@
+# frozen_string_literal: true
+
+module Sass
+  module Value
+    # A first-class Sass function: either defined in Ruby (with a signature and
+    # a block, to return to Sass), or received from Sass (usable only within
+    # the compilation it came from).
+    # @see https://sass-lang.com/documentation/js-api/classes/sassfunction/
+    class Function
+      include Value
+
+      # @return [::String, nil] the signature of a function defined in Ruby
+      attr_reader :signature
+
+      # @return [#call, nil] the body of a function defined in Ruby
+      attr_reader :callback
+
+      # @param signature [::String] a Sass signature, like +'double($n)'+
+      # @yieldparam arguments [Array<Value>]
+      # @yieldreturn [Value]
+      def initialize(signature, &callback)
+        raise ArgumentError, 'a Sass::Value::Function needs a block' if callback.nil?
+
+        @signature = Sass::Compiler.const_get(:Session)::FunctionRegistry.signature(signature).freeze
+        @callback = callback
+        @id = nil
+        @compilation = nil
+      end
+
+      # @return [Function] self
+      def assert_function(_name = nil)
+        self
+      end
+
+      # Functions are equal when they are the same function: the same Ruby
+      # callback, or the same function of the same compilation.
+      # @return [::Boolean]
+      def ==(other)
+        return false unless other.is_a?(Sass::Value::Function)
+        return other.callback.equal?(callback) && other.signature == signature unless callback.nil?
+
+        other.callback.nil? && other.compiler_identity == compiler_identity
+      end
+
+      # @return [Integer]
+      def hash
+        callback.nil? ? compiler_identity.hash : [callback, signature].hash
+      end
+
+      # @return [::String]
+      def inspect
+        callback.nil? ? "get-function(#{@id})" : "get-function(\"#{signature[/\A[^(\s]+/]}\")"
+      end
+
+      protected
+
+      def compiler_identity
+        [@compilation, @id]
+      end
+    end
+  end
+end

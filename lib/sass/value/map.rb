@@ -1,0 +1,84 @@
+# frozen_string_literal: true
+
+module Sass
+  module Value
+    # A Sass map. As a list it is a comma-separated list of two-element
+    # space-separated key/value lists.
+    # @see https://sass-lang.com/documentation/js-api/classes/sassmap/
+    class Map
+      include Value
+
+      # The hash of every empty map and empty list, which are equal.
+      EMPTY_HASH = [].hash
+
+      # @return [Hash{Value => Value}]
+      attr_reader :contents
+
+      # @param contents [Hash{Value => Value}]
+      def initialize(contents = {})
+        unless contents.respond_to?(:each_pair)
+          raise ArgumentError, "map contents must be a Hash of Sass::Value, got #{contents.inspect}"
+        end
+
+        @contents = contents.to_h.each_pair do |key, value|
+          unless key.is_a?(Value) && value.is_a?(Value)
+            raise ArgumentError, "map keys and values must be Sass::Value, got #{key.inspect} => #{value.inspect}"
+          end
+        end.dup.freeze
+      end
+
+      # @return [::String] +','+ (or nil when empty)
+      def separator
+        contents.empty? ? nil : ','
+      end
+
+      # @return [Array<List>] the entries as key/value lists
+      def to_a
+        contents.map { |key, value| Sass::Value::List.new([key, value], separator: ' ') }
+      end
+
+      # @return [Map] self
+      def to_map
+        self
+      end
+
+      # @return [Map] self
+      def assert_map(_name = nil)
+        self
+      end
+
+      # With a {Value} key: the value for that key. With a number: the entry
+      # at that 0-based index (as {Value#at}).
+      # @return [Value, nil]
+      def at(index)
+        return contents[index] if index.is_a?(Value)
+
+        super
+      end
+      alias [] at
+
+      # Maps are equal with equal entries, in any order; an empty map equals
+      # an empty list.
+      # @return [::Boolean]
+      def ==(other)
+        if other.is_a?(Sass::Value::List)
+          return contents.empty? && other.to_a.empty?
+        end
+
+        other.is_a?(Sass::Value::Map) && other.contents == contents
+      end
+
+      # @return [Integer]
+      def hash
+        return EMPTY_HASH if contents.empty?
+
+        @hash ||= contents.hash
+      end
+
+      # @return [::String]
+      def inspect
+        "(#{contents.map { |key, value| "#{key.inspect}: #{value.inspect}" }.join(', ')})"
+      end
+    end
+  end
+end

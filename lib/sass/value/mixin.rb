@@ -1,0 +1,42 @@
+# frozen_string_literal: true
+
+module Sass
+  module Value
+    # A first-class Sass mixin, received from Sass. It can be returned to Sass
+    # within the compilation it came from; it has no public constructor.
+    # @see https://sass-lang.com/documentation/js-api/classes/sassmixin/
+    class Mixin
+      include Value
+
+      class << self
+        private :new
+      end
+
+      # @return [Mixin] self
+      def assert_mixin(_name = nil)
+        self
+      end
+
+      # @return [::Boolean]
+      def ==(other)
+        other.is_a?(Sass::Value::Mixin) && other.compiler_identity == compiler_identity
+      end
+
+      # @return [Integer]
+      def hash
+        compiler_identity.hash
+      end
+
+      # @return [::String]
+      def inspect
+        "get-mixin(#{@id})"
+      end
+
+      protected
+
+      def compiler_identity
+        [@compilation, @id]
+      end
+    end
+  end
+end

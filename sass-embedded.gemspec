@@ -1,0 +1,40 @@
+# frozen_string_literal: true
+
+require_relative 'lib/sass/embedded/version'
+
+Gem::Specification.new do |spec|
+  spec.name          = 'sass-embedded'
+  spec.version       = Sass::Embedded::VERSION
+  spec.summary       = 'Use dart-sass with Ruby!'
+  spec.description   = 'A Ruby library that compiles Sass to CSS with Dart Sass, through an Embedded Sass ' \
+                       'host written in Rust that multiplexes every compilation over one compiler process.'
+  spec.authors       = ['sass-embedded developers']
+  spec.license       = 'MIT'
+  spec.homepage      = 'https://github.com/sass-embedded/sass-embedded'
+  spec.metadata      = { 'rubygems_mfa_required' => 'true' }
+
+  spec.required_ruby_version = '>= 3.1'
+
+  spec.files = Dir[
+    'lib/**/*.rb',
+    'lib/sass/embedded/dart-sass/**/*',
+    'lib/sass/embedded/dart-sass/.package',
+    'ext/sass_embedded/extconf.rb',
+    'ext/sass_embedded/compiler_package.rb',
+    'ext/sass_embedded/Cargo.toml',
+    'ext/sass_embedded/src/**/*.rs',
+    'ext/sass_embedded/core/Cargo.toml',
+    'ext/sass_embedded/core/build.rs',
+    'ext/sass_embedded/core/proto/*',
+    'ext/sass_embedded/core/src/**/*.rs',
+    'exe/*',
+    'Cargo.toml',
+    'Cargo.lock',
+    'LICENSE',
+    'README.md'
+  ].select { |file| File.file?(file) }
+  spec.bindir        = 'exe'
+  spec.executables   = Dir['exe/*'].map { |file| File.basename(file) }
+  spec.extensions    = ['ext/sass_embedded/extconf.rb']
+  spec.require_paths = ['lib']
+end
