@@ -90,7 +90,7 @@ module Sass
       raise ArgumentError, 'path must be set' if path.nil?
 
       run(Request.new(
-            path: path, source: nil, importer: nil, syntax: nil, url: nil,
+            path:, source: nil, importer: nil, syntax: nil, url: nil,
             load_paths:, charset:, source_map:, source_map_include_sources:, style:,
             functions:, importers:, alert_ascii:, alert_color:, fatal_deprecations:,
             future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:

@@ -68,8 +68,15 @@ impl RubyHost {
 
     /// `host.compile(request, session)`: a `Sass::CompileResult`, or a
     /// `Sass::CompileError` to raise.
-    fn compile(ruby: &Ruby, rb_self: &Self, request: RHash, session: Value) -> Result<Value, Error> {
-        guard(ruby, || session::compile(ruby, rb_self.owned(ruby)?, request, session))
+    fn compile(
+        ruby: &Ruby,
+        rb_self: &Self,
+        request: RHash,
+        session: Value,
+    ) -> Result<Value, Error> {
+        guard(ruby, || {
+            session::compile(ruby, rb_self.owned(ruby)?, request, session)
+        })
     }
 
     /// `host.version`: `[protocol, compiler, implementation version, name]`.

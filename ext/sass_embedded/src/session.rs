@@ -129,7 +129,8 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
             Message::LogEvent(event) => {
                 // A logger that fails fails the compile: its exception, of
                 // whatever class, reaches the caller.
-                let _: Value = session.funcall("log_event", conversion::log_event_args(ruby, &event)?)?;
+                let _: Value =
+                    session.funcall("log_event", conversion::log_event_args(ruby, &event)?)?;
                 continue;
             }
             Message::FunctionCallRequest(request) => function_call(ruby, &context, request)?,
@@ -138,15 +139,18 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
                 answer(
                     ruby,
                     session
-                        .funcall("canonicalize_request", conversion::canonicalize_args(ruby, &request))
+                        .funcall(
+                            "canonicalize_request",
+                            conversion::canonicalize_args(ruby, &request),
+                        )
                         .and_then(|answer| conversion::canonicalize_response(id, answer)),
                     |error| {
                         inbound_message::Message::CanonicalizeResponse(
                             inbound_message::CanonicalizeResponse {
                                 id,
-                                result: Some(inbound_message::canonicalize_response::Result::Error(
-                                    error,
-                                )),
+                                result: Some(
+                                    inbound_message::canonicalize_response::Result::Error(error),
+                                ),
                                 containing_url_unused: false,
                             },
                         )
@@ -173,7 +177,10 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
                 answer(
                     ruby,
                     session
-                        .funcall("file_import_request", conversion::file_import_args(ruby, &request))
+                        .funcall(
+                            "file_import_request",
+                            conversion::file_import_args(ruby, &request),
+                        )
                         .and_then(|answer| conversion::file_import_response(id, answer)),
                     |error| {
                         inbound_message::Message::FileImportResponse(
@@ -190,7 +197,9 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
             }
             // The dispatcher keeps these from compilations.
             Message::VersionResponse(_) | Message::Error(_) => {
-                unreachable!("the dispatcher routes no VersionResponse or ProtocolError to a compilation")
+                unreachable!(
+                    "the dispatcher routes no VersionResponse or ProtocolError to a compilation"
+                )
             }
         };
         compilation
@@ -266,7 +275,8 @@ fn function_call(
 /// Asks the compiler for its version: `[protocol_version, compiler_version,
 /// implementation_version, implementation_name]`.
 pub fn version(ruby: &Ruby, host: &Host) -> Result<RArray, Error> {
-    let mut query = blocking(|| host.version())?.map_err(|error| errors::host_error(ruby, &error))?;
+    let mut query =
+        blocking(|| host.version())?.map_err(|error| errors::host_error(ruby, &error))?;
     match wait(&mut query)? {
         Received::Message(outbound_message::Message::VersionResponse(response)) => {
             let answer = ruby.ary_new_capa(4);

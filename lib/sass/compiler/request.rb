@@ -19,6 +19,23 @@ module Sass
                      source_map_include_sources:, style:, functions:, importers:, alert_ascii:, alert_color:,
                      fatal_deprecations:, future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:)
         @data = {}
+        input(path, source, syntax, url)
+        output(style, charset, source_map, source_map_include_sources)
+        messages(alert_ascii, alert_color, quiet_deps, verbose)
+        @data[:fatal_deprecations] = Request.deprecations(fatal_deprecations, 'fatal_deprecations')
+        @data[:future_deprecations] = Request.deprecations(future_deprecations, 'future_deprecations')
+        @data[:silence_deprecations] = Request.deprecations(silence_deprecations, 'silence_deprecations')
+        callbacks(functions, importers, importer, load_paths, logger)
+      end
+
+      # @return [Hash{Symbol => Object}] the request as plain Ruby data
+      def to_h
+        @data
+      end
+
+      private
+
+      def input(path, source, syntax, url)
         if path.nil?
           @data[:source] = Request.utf8(source, 'source')
           @data[:syntax] = Request.choice(syntax, SYNTAXES, 'syntax')
@@ -26,18 +43,23 @@ module Sass
         else
           @data[:path] = File.absolute_path(Request.utf8(Request.path(path, 'path'), 'path'))
         end
+      end
+
+      def output(style, charset, source_map, source_map_include_sources)
         @data[:style] = Request.choice(style, STYLES, 'style')
         @data[:charset] = Request.boolean(charset, 'charset')
         @data[:source_map] = Request.boolean(source_map, 'source_map')
         @data[:source_map_include_sources] = Request.boolean(source_map_include_sources, 'source_map_include_sources')
+      end
+
+      def messages(alert_ascii, alert_color, quiet_deps, verbose)
         @data[:alert_ascii] = Request.boolean(alert_ascii, 'alert_ascii')
         @data[:alert_color] = alert_color.nil? ? $stderr.tty? : Request.boolean(alert_color, 'alert_color')
         @data[:quiet_deps] = Request.boolean(quiet_deps, 'quiet_deps')
         @data[:verbose] = Request.boolean(verbose, 'verbose')
-        @data[:fatal_deprecations] = Request.deprecations(fatal_deprecations, 'fatal_deprecations')
-        @data[:future_deprecations] = Request.deprecations(future_deprecations, 'future_deprecations')
-        @data[:silence_deprecations] = Request.deprecations(silence_deprecations, 'silence_deprecations')
+      end
 
+      def callbacks(functions, importers, importer, load_paths, logger)
         @functions = Session::FunctionRegistry.new(functions)
         @data[:functions] = @functions.signatures
 
@@ -49,18 +71,11 @@ module Sass
         @data[:silent] = @logger.silent?
       end
 
-      # @return [Hash{Symbol => Object}] the request as plain Ruby data
-      def to_h
-        @data
-      end
-
       class << self
         # A String in UTF-8 from any +to_str+ object in any encoding that
         # converts to UTF-8.
         def utf8(value, name)
-          unless value.respond_to?(:to_str)
-            raise ArgumentError, "#{name} must be a String, got #{value.class}"
-          end
+          raise ArgumentError, "#{name} must be a String, got #{value.class}" unless value.respond_to?(:to_str)
 
           string = String.new(value.to_str)
           string.force_encoding(Encoding::UTF_8) if string.encoding == Encoding::BINARY

@@ -23,7 +23,7 @@ module Sass
       class << self
         # @return [Boolean] {TRUE} or {FALSE}
         def new(value)
-          value ? TRUE : FALSE
+          value ? Boolean::TRUE : Boolean::FALSE
         end
       end
 
@@ -39,7 +39,7 @@ module Sass
 
       # @return [Boolean] {FALSE} for {TRUE} and the other way round
       def !
-        value ? FALSE : TRUE
+        value ? Boolean::FALSE : Boolean::TRUE
       end
 
       # @return [::Boolean]

@@ -57,9 +57,7 @@ module Sass
       # empty list equals an empty map.
       # @return [::Boolean]
       def ==(other)
-        if other.is_a?(Sass::Value::Map)
-          return @contents.empty? && other.contents.empty?
-        end
+        return @contents.empty? && other.contents.empty? if other.is_a?(Sass::Value::Map)
 
         other.is_a?(Sass::Value::List) &&
           other.to_a == to_a &&

@@ -61,9 +61,7 @@ module Sass
       # an empty list.
       # @return [::Boolean]
       def ==(other)
-        if other.is_a?(Sass::Value::List)
-          return contents.empty? && other.to_a.empty?
-        end
+        return contents.empty? && other.to_a.empty? if other.is_a?(Sass::Value::List)
 
         other.is_a?(Sass::Value::Map) && other.contents == contents
       end

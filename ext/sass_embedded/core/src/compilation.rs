@@ -215,8 +215,11 @@ impl Drop for Compilation {
         dispatcher.detach(self.registration.id, self.registration.token);
         // Requests already taken from the channel, or still queued in it,
         // were routed before the detach and are answered here.
-        let mut replies: Vec<InboundMessage> =
-            self.owed.drain(..).map(|owed| owed.error_reply(ABANDONED)).collect();
+        let mut replies: Vec<InboundMessage> = self
+            .owed
+            .drain(..)
+            .map(|owed| owed.error_reply(ABANDONED))
+            .collect();
         while let Ok(event) = self.registration.inbox.try_recv() {
             if let Event::Message(message) = event {
                 replies.extend(error_reply(&message, ABANDONED));

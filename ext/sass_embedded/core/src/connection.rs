@@ -61,12 +61,16 @@ impl ProcessState {
             .snapshot()
     }
 
-    fn try_exit_status(&self) -> Option<String> {
+    /// How the compiler ended and whether a signal ended it, if it has.
+    fn try_exit_status(&self) -> Option<(String, bool)> {
         let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
         match child.try_wait() {
-            Ok(Some(status)) => Some(process::describe_exit(status)),
+            Ok(Some(status)) => Some((
+                process::describe_exit(status),
+                std::os::unix::process::ExitStatusExt::signal(&status).is_some(),
+            )),
             Ok(None) => None,
-            Err(error) => Some(format!("could not be waited for ({error})")),
+            Err(error) => Some((format!("could not be waited for ({error})"), false)),
         }
     }
 
@@ -77,8 +81,8 @@ impl ProcessState {
     }
 
     /// Waits (asynchronously) for the compiler to exit; kills it after
-    /// `grace`. Returns how it ended.
-    async fn exit_status(&self, grace: Duration) -> String {
+    /// `grace`. Returns how it ended, and whether a signal ended it.
+    async fn exit_status(&self, grace: Duration) -> (String, bool) {
         let deadline = Instant::now() + grace;
         loop {
             if let Some(status) = self.try_exit_status() {
@@ -86,11 +90,18 @@ impl ProcessState {
             }
             if Instant::now() >= deadline {
                 self.kill();
-                let status = self.try_exit_status();
-                return match status {
-                    Some(status) => format!("closed its output and was killed; it {status}"),
-                    None => "closed its output and was killed".to_owned(),
-                };
+                // SIGKILL ends a process promptly; reap it so no zombie stays.
+                let status = self
+                    .child
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .wait()
+                    .map(process::describe_exit)
+                    .unwrap_or_else(|error| format!("could not be waited for ({error})"));
+                return (
+                    format!("closed its output but kept running, so it was killed ({status})"),
+                    false,
+                );
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -316,8 +327,11 @@ async fn write_loop(
 
 /// Why the reader stopped.
 enum ReadEnd {
-    /// The compiler closed its stdout.
+    /// The compiler closed its stdout between packets.
     Eof,
+    /// The compiler closed its stdout inside a packet, after this many bytes
+    /// of it.
+    Truncated(usize),
     /// The compiler broke the protocol or reported a protocol error: it must
     /// be stopped, and every caller told this.
     Protocol(String),
@@ -340,12 +354,36 @@ async fn read_loop(
             let _ = process.exit_status(EXIT_GRACE).await;
         }
         ReadEnd::Eof => {
-            let status = process.exit_status(EXIT_GRACE).await;
+            let (status, _) = process.exit_status(EXIT_GRACE).await;
             process.stderr_settled(STDERR_GRACE).await;
             dispatcher.fail(HostError::Exited {
                 command: process.command.clone(),
                 status,
                 stderr: process.stderr_tail(),
+            });
+        }
+        ReadEnd::Truncated(received) => {
+            let (status, signaled) = process.exit_status(EXIT_GRACE).await;
+            process.stderr_settled(STDERR_GRACE).await;
+            let command = process.command.clone();
+            let stderr = process.stderr_tail();
+            // A compiler killed while writing says more by its signal than by
+            // the half packet it left.
+            dispatcher.fail(if signaled {
+                HostError::Exited {
+                    command,
+                    status,
+                    stderr,
+                }
+            } else {
+                HostError::Protocol {
+                    command,
+                    message: format!(
+                        "its output ended inside a packet ({received} bytes of it were received); \
+                         it {status}"
+                    ),
+                    stderr,
+                }
             });
         }
         ReadEnd::Protocol(message) => {
@@ -380,9 +418,12 @@ async fn read_packets(
     let mut buf = BytesMut::with_capacity(64 * 1024);
     loop {
         match stdout.read_buf(&mut buf).await {
-            // A compiler that dies in the middle of a packet is reported by
-            // how it ended, which says more than the truncated packet.
-            Ok(0) => return ReadEnd::Eof,
+            Ok(0) => {
+                return match decoder.finish(&buf) {
+                    Ok(()) => ReadEnd::Eof,
+                    Err(_) => ReadEnd::Truncated(buf.len()),
+                }
+            }
             Ok(_) => {}
             Err(error) => {
                 return ReadEnd::Protocol(format!("reading from the compiler failed: {error}"))
@@ -414,7 +455,8 @@ async fn read_packets(
             match dispatcher.route(packet.compilation_id, message) {
                 Routing::Done => {}
                 Routing::Reply(compilation_id, reply) => {
-                    let _ = outbox.send(WriterCommand::Packet(encode_packet(compilation_id, &reply)));
+                    let _ =
+                        outbox.send(WriterCommand::Packet(encode_packet(compilation_id, &reply)));
                 }
                 Routing::Violation(message) | Routing::CompilerError(message) => {
                     return ReadEnd::Protocol(message)

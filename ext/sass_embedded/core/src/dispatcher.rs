@@ -76,7 +76,7 @@ pub enum Routing {
     /// The message reached its caller (or was an event nobody needs).
     Done,
     /// A request for a detached compilation: write this reply to the compiler.
-    Reply(u32, InboundMessage),
+    Reply(u32, Box<InboundMessage>),
     /// The compiler broke the protocol: fail the connection with this error.
     Violation(String),
     /// The compiler reported a protocol error of its own.
@@ -409,7 +409,7 @@ impl Dispatcher {
 /// for an event or a `CompileResponse`.
 pub fn abandoned_reply(compilation_id: u32, message: &outbound_message::Message) -> Routing {
     match error_reply(message, ABANDONED) {
-        Some(reply) => Routing::Reply(compilation_id, reply),
+        Some(reply) => Routing::Reply(compilation_id, Box::new(reply)),
         None => Routing::Done,
     }
 }
@@ -639,8 +639,14 @@ mod tests {
     #[test]
     fn unknown_compilations_and_misplaced_messages_are_violations() {
         let dispatcher = ready();
-        assert!(matches!(dispatcher.route(42, success("x")), Routing::Violation(_)));
-        assert!(matches!(dispatcher.route(0, success("x")), Routing::Violation(_)));
+        assert!(matches!(
+            dispatcher.route(42, success("x")),
+            Routing::Violation(_)
+        ));
+        assert!(matches!(
+            dispatcher.route(0, success("x")),
+            Routing::Violation(_)
+        ));
         let a = dispatcher.register_compilation().unwrap();
         assert!(matches!(
             dispatcher.route(a.id, version(1, "3.3.0")),
@@ -680,7 +686,9 @@ mod tests {
         assert_ne!(v1.id, v2.id);
         assert_eq!(dispatcher.route(0, version(v2.id, "3.3.0")), Routing::Done);
         assert!(v1.inbox.try_recv().is_err());
-        assert!(matches!(v2.inbox.try_recv(), Ok(Event::Message(Message::VersionResponse(r))) if r.id == v2.id));
+        assert!(
+            matches!(v2.inbox.try_recv(), Ok(Event::Message(Message::VersionResponse(r))) if r.id == v2.id)
+        );
         // Late answers for forgotten requests are dropped.
         dispatcher.forget_version(v1.id);
         assert_eq!(dispatcher.route(0, version(v1.id, "3.3.0")), Routing::Done);

@@ -99,7 +99,10 @@ impl fmt::Display for HostError {
         match self {
             Self::Spawn {
                 command, message, ..
-            } => write!(f, "could not start the Sass compiler `{command}`: {message}"),
+            } => write!(
+                f,
+                "could not start the Sass compiler `{command}`: {message}"
+            ),
             Self::Exited {
                 command,
                 status,
@@ -113,7 +116,10 @@ impl fmt::Display for HostError {
                 message,
                 stderr,
             } => {
-                write!(f, "the Sass compiler `{command}` broke the protocol: {message}")?;
+                write!(
+                    f,
+                    "the Sass compiler `{command}` broke the protocol: {message}"
+                )?;
                 write_stderr(f, stderr)
             }
             Self::IncompatibleVersion {
@@ -127,7 +133,10 @@ impl fmt::Display for HostError {
                 crate::protocol::PROTOCOL_MAJOR
             ),
             Self::Io { command, message } => {
-                write!(f, "lost the connection to the Sass compiler `{command}`: {message}")
+                write!(
+                    f,
+                    "lost the connection to the Sass compiler `{command}`: {message}"
+                )
             }
             Self::Closed => f.write_str("closed compiler"),
         }

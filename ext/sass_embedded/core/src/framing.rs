@@ -276,10 +276,7 @@ mod tests {
             (300, &[0xac, 0x02]),
             (16_383, &[0xff, 0x7f]),
             (16_384, &[0x80, 0x80, 0x01]),
-            (
-                u64::from(u32::MAX),
-                &[0xff, 0xff, 0xff, 0xff, 0x0f],
-            ),
+            (u64::from(u32::MAX), &[0xff, 0xff, 0xff, 0xff, 0x0f]),
             (
                 u64::MAX,
                 &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
@@ -303,14 +300,11 @@ mod tests {
     fn table_of_streams() {
         let big = vec![0xabu8; 70_000];
         let two_fifty_seven = vec![7u8; 257];
-        // (name, stream, expected packets as (id, payload))
-        let cases: Vec<(&str, Vec<u8>, Vec<(u32, Vec<u8>)>)> = vec![
+        /// (name, stream, expected packets as (compilation id, payload))
+        type Case<'a> = (&'a str, Vec<u8>, Vec<(u32, Vec<u8>)>);
+        let cases: Vec<Case> = vec![
             ("no bytes at all", vec![], vec![]),
-            (
-                "empty payload",
-                raw_packet(1, &[]),
-                vec![(1, vec![])],
-            ),
+            ("empty payload", raw_packet(1, &[]), vec![(1, vec![])]),
             (
                 "compilation id 0",
                 raw_packet(0, b"v"),
@@ -333,7 +327,12 @@ mod tests {
             ),
             (
                 "many packets in one read",
-                [raw_packet(1, b"a"), raw_packet(2, b""), raw_packet(300, b"ccc")].concat(),
+                [
+                    raw_packet(1, b"a"),
+                    raw_packet(2, b""),
+                    raw_packet(300, b"ccc"),
+                ]
+                .concat(),
                 vec![(1, b"a".to_vec()), (2, vec![]), (300, b"ccc".to_vec())],
             ),
         ];
@@ -416,7 +415,10 @@ mod tests {
         let mut buf = BytesMut::from(&raw_packet(1, &[0u8; 16])[..2]);
         assert_eq!(
             decoder.decode(&mut buf),
-            Err(FramingError::PacketTooLong { length: 17, max: 16 })
+            Err(FramingError::PacketTooLong {
+                length: 17,
+                max: 16
+            })
         );
     }
 

@@ -124,9 +124,10 @@ impl Host {
 
     /// Starts a compilation and sends its request.
     pub fn compile(&self, request: &CompileRequest) -> Result<Compilation, HostError> {
-        self.register(Connection::register_compilation, |connection, registration| {
-            Compilation::start(connection, registration, request)
-        })
+        self.register(
+            Connection::register_compilation,
+            |connection, registration| Compilation::start(connection, registration, request),
+        )
     }
 
     /// Sends a `VersionRequest`.

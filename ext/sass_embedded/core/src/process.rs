@@ -159,11 +159,14 @@ impl StderrTail {
 
     fn extend_partial(&mut self, bytes: &[u8]) {
         let room = Self::MAX_LINE.saturating_sub(self.partial.len());
-        self.partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
     fn push_line(&mut self, line: Vec<u8>) {
-        let line = String::from_utf8_lossy(&line).trim_end_matches('\r').to_owned();
+        let line = String::from_utf8_lossy(&line)
+            .trim_end_matches('\r')
+            .to_owned();
         self.bytes += line.len();
         self.lines.push_back(line);
         while self.lines.len() > Self::MAX_LINES || self.bytes > Self::MAX_BYTES {
@@ -249,7 +252,10 @@ mod tests {
     fn spawn_failure_names_the_command() {
         let command = CompilerCommand::new("/nonexistent/sass");
         let error = spawn(&command).unwrap_err();
-        assert_eq!(error.kind(), crate::error::HostErrorKind::System(Some(libc::ENOENT)));
+        assert_eq!(
+            error.kind(),
+            crate::error::HostErrorKind::System(Some(libc::ENOENT))
+        );
         assert!(
             error.to_string().contains("/nonexistent/sass --embedded"),
             "{error}"

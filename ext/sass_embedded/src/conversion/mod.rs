@@ -52,8 +52,7 @@ pub(crate) fn sass_class(ruby: &Ruby, path: &str) -> RClass {
 static COMPILE_RESULT: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileResult"));
 static COMPILE_ERROR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileError"));
 static SOURCE_SPAN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceSpan"));
-static SOURCE_LOCATION: Lazy<RClass> =
-    Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
+static SOURCE_LOCATION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
 
 // ---------------------------------------------------------------------------
 // Ruby → protobuf: the compile request
@@ -61,7 +60,8 @@ static SOURCE_LOCATION: Lazy<RClass> =
 
 /// Reads `key` of the request hash Ruby built.
 fn field(ruby: &Ruby, hash: RHash, key: &str) -> Option<Value> {
-    hash.get(ruby.to_symbol(key)).filter(|value| !value.is_nil())
+    hash.get(ruby.to_symbol(key))
+        .filter(|value| !value.is_nil())
 }
 
 fn string_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Option<String>, Error> {
@@ -298,7 +298,10 @@ fn optional_string(ruby: &Ruby, text: &Option<String>) -> Value {
 
 /// The arguments of `Session#canonicalize_request`: importer id, url,
 /// from_import, containing_url.
-pub fn canonicalize_args(ruby: &Ruby, request: &CanonicalizeRequest) -> (u32, RString, bool, Value) {
+pub fn canonicalize_args(
+    ruby: &Ruby,
+    request: &CanonicalizeRequest,
+) -> (u32, RString, bool, Value) {
     (
         request.importer_id,
         ruby.str_new(&request.url),
@@ -336,7 +339,10 @@ pub fn canonicalize_response(id: u32, answer: Value) -> Result<inbound_message::
         CanonicalizeResponse {
             id,
             result: url
-                .map(|url| url.to_string().map(inbound_message::canonicalize_response::Result::Url))
+                .map(|url| {
+                    url.to_string()
+                        .map(inbound_message::canonicalize_response::Result::Url)
+                })
                 .transpose()?,
             containing_url_unused,
         },
@@ -345,7 +351,11 @@ pub fn canonicalize_response(id: u32, answer: Value) -> Result<inbound_message::
 
 /// `nil` or `[contents, syntax, source_map_url or nil]` from
 /// `Session#import_request`.
-pub fn import_response(ruby: &Ruby, id: u32, answer: Value) -> Result<inbound_message::Message, Error> {
+pub fn import_response(
+    ruby: &Ruby,
+    id: u32,
+    answer: Value,
+) -> Result<inbound_message::Message, Error> {
     use inbound_message::import_response::{ImportSuccess, Result as ImportResult};
 
     let result = if answer.is_nil() {
@@ -383,7 +393,10 @@ pub fn file_import_response(id: u32, answer: Value) -> Result<inbound_message::M
         FileImportResponse {
             id,
             result: url
-                .map(|url| url.to_string().map(inbound_message::file_import_response::Result::FileUrl))
+                .map(|url| {
+                    url.to_string()
+                        .map(inbound_message::file_import_response::Result::FileUrl)
+                })
                 .transpose()?,
             containing_url_unused,
         },

@@ -10,10 +10,12 @@
 //! host can report which ones had their keywords read.
 
 use magnus::{
-    prelude::*, value::Lazy, Error, Float, RArray, RClass, RHash, RObject, RString, Ruby,
-    Symbol, TryConvert, Value,
+    prelude::*, value::Lazy, Error, Float, RArray, RClass, RHash, RObject, RString, Ruby, Symbol,
+    TryConvert, Value,
 };
-use sass_embedded_core::protocol::{value as proto, ListSeparator, SingletonValue, Value as ProtoValue};
+use sass_embedded_core::protocol::{
+    value as proto, ListSeparator, SingletonValue, Value as ProtoValue,
+};
 
 use super::{rust_string, sass_class};
 use crate::errors::type_error;
@@ -65,7 +67,10 @@ fn separator_from_ruby(ruby: &Ruby, separator: Value) -> Result<ListSeparator, E
         "," => Ok(ListSeparator::Comma),
         " " => Ok(ListSeparator::Space),
         "/" => Ok(ListSeparator::Slash),
-        other => Err(type_error(ruby, format!("invalid list separator {other:?}"))),
+        other => Err(type_error(
+            ruby,
+            format!("invalid list separator {other:?}"),
+        )),
     }
 }
 
@@ -111,7 +116,10 @@ pub fn to_ruby(
     use proto::Value as V;
 
     let Some(value) = &value.value else {
-        return Err(type_error(ruby, "the compiler sent a Value without a value"));
+        return Err(type_error(
+            ruby,
+            "the compiler sent a Value without a value",
+        ));
     };
     match value {
         V::String(string) => ruby.get_inner(&STRING).new_instance((
@@ -140,7 +148,10 @@ pub fn to_ruby(
             }
             let keywords = ruby.hash_new();
             for (name, element) in &list.keywords {
-                keywords.aset(ruby.to_symbol(name), to_ruby(ruby, element, context, lists)?)?;
+                keywords.aset(
+                    ruby.to_symbol(name),
+                    to_ruby(ruby, element, context, lists)?,
+                )?;
             }
             let object = RObject::try_convert(ruby.get_inner(&ARGUMENT_LIST).new_instance((
                 contents,
@@ -156,7 +167,10 @@ pub fn to_ruby(
             let contents = ruby.hash_new();
             for entry in &map.entries {
                 let (Some(key), Some(value)) = (&entry.key, &entry.value) else {
-                    return Err(type_error(ruby, "the compiler sent a map entry without key or value"));
+                    return Err(type_error(
+                        ruby,
+                        "the compiler sent a map entry without key or value",
+                    ));
                 };
                 contents.aset(
                     to_ruby(ruby, key, context, lists)?,
@@ -169,7 +183,10 @@ pub fn to_ruby(
             Ok(SingletonValue::True) => constant(ruby, &BOOLEAN, "TRUE"),
             Ok(SingletonValue::False) => constant(ruby, &BOOLEAN, "FALSE"),
             Ok(SingletonValue::Null) => constant(ruby, &NULL, "NULL"),
-            Err(_) => Err(type_error(ruby, format!("unknown singleton value {singleton}"))),
+            Err(_) => Err(type_error(
+                ruby,
+                format!("unknown singleton value {singleton}"),
+            )),
         },
         V::CompilerFunction(function) => compiler_object(ruby, &FUNCTION, function.id, context),
         V::CompilerMixin(mixin) => compiler_object(ruby, &MIXIN, mixin.id, context),
@@ -279,7 +296,9 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
                 id: compiler_id(ruby, object, context, "function")?,
             })
         } else {
-            let registered: RArray = context.session.funcall("register_host_function", (object,))?;
+            let registered: RArray = context
+                .session
+                .funcall("register_host_function", (object,))?;
             V::HostFunction(proto::HostFunction {
                 id: registered.entry(0)?,
                 signature: rust_string(registered.entry(1)?)?,

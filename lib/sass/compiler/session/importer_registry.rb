@@ -69,9 +69,7 @@ module Sass
         def file_import(id, url, from_import, containing_url)
           context = CanonicalizeContext.new(containing_url, from_import)
           result = ImporterRegistry.url_string(@importers.fetch(id).find_file_url(url, context), 'find_file_url')
-          if result && !result.start_with?('file:')
-            raise "find_file_url must return a file: URL, got #{result.inspect}"
-          end
+          raise "find_file_url must return a file: URL, got #{result.inspect}" if result && !result.start_with?('file:')
 
           [result, !context.containing_url_accessed?]
         end
@@ -80,7 +78,11 @@ module Sass
         def self.url_string(url, method)
           return nil if url.nil?
           return Request.utf8(url.to_str, "the URL returned by #{method}") if url.respond_to?(:to_str)
-          return Request.utf8(url.to_s, "the URL returned by #{method}") if defined?(URI::Generic) && url.is_a?(URI::Generic)
+
+          if defined?(URI::Generic) && url.is_a?(URI::Generic)
+            return Request.utf8(url.to_s,
+                                "the URL returned by #{method}")
+          end
 
           raise TypeError, "#{method} must return a URL String or nil, got #{url.inspect}"
         end
@@ -115,8 +117,12 @@ module Sass
           def self.from_hash(hash)
             structure = new
             hash.each_pair do |key, value|
-              if value.respond_to?(:call)
-                structure.define_singleton_method(key.to_sym) { |*args| value.call(*args) }
+              if value.is_a?(Proc) || value.is_a?(Method)
+                # Keeps the callable's parameters visible (loggers are called
+                # with the keywords they declare).
+                structure.define_singleton_method(key.to_sym, value)
+              elsif value.respond_to?(:call)
+                structure.define_singleton_method(key.to_sym) { |*args, **kwargs| value.call(*args, **kwargs) }
               else
                 structure.define_singleton_method(key.to_sym) { value }
               end

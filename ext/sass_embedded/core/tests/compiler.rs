@@ -1,0 +1,220 @@
+//! The core against the real Dart Sass compiler: compile, callbacks,
+//! concurrency, abandoned compilations and a killed compiler, with no Ruby.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use sass_embedded_core::protocol::{
+    inbound_message::{
+        self, compile_request, function_call_response, CompileRequest, FunctionCallResponse,
+    },
+    outbound_message::{compile_response, CompileResponse, Message},
+    value, Value,
+};
+use sass_embedded_core::{CompilerCommand, Host, HostConfig, HostError, Received};
+
+/// The compiler: `SASS_EMBEDDED_COMPILER`, or the one `rake compiler` installs.
+fn compiler() -> CompilerCommand {
+    let path = std::env::var_os("SASS_EMBEDDED_COMPILER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../lib/sass/embedded/dart-sass/sass")
+        });
+    assert!(
+        path.exists(),
+        "no compiler at {}: run `rake compiler` or set SASS_EMBEDDED_COMPILER",
+        path.display()
+    );
+    CompilerCommand::new(path)
+}
+
+fn host() -> Host {
+    Host::new(HostConfig {
+        command: compiler(),
+        idle_timeout: None,
+    })
+    .expect("a runtime")
+}
+
+fn request(source: &str, functions: &[&str]) -> CompileRequest {
+    CompileRequest {
+        input: Some(compile_request::Input::String(
+            compile_request::StringInput {
+                source: source.to_owned(),
+                ..Default::default()
+            },
+        )),
+        global_functions: functions.iter().map(|f| (*f).to_owned()).collect(),
+        ..Default::default()
+    }
+}
+
+fn css(response: CompileResponse) -> String {
+    match response.result {
+        Some(compile_response::Result::Success(success)) => success.css,
+        other => panic!("compilation failed: {other:?}"),
+    }
+}
+
+/// Receives until the compile response, failing on anything else.
+fn finish(compilation: &mut sass_embedded_core::Compilation) -> CompileResponse {
+    loop {
+        match compilation.recv() {
+            Received::Message(Message::CompileResponse(response)) => return response,
+            Received::Message(Message::LogEvent(_)) | Received::Woken => continue,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+fn unquoted(text: &str) -> Value {
+    Value {
+        value: Some(value::Value::String(value::String {
+            text: text.to_owned(),
+            quoted: false,
+        })),
+    }
+}
+
+#[test]
+fn compiles_a_string() {
+    let host = host();
+    let mut compilation = host.compile(&request("a { b: 1px + 2px }", &[])).unwrap();
+    assert_eq!(css(finish(&mut compilation)), "a {\n  b: 3px;\n}");
+    host.close();
+}
+
+#[test]
+fn answers_version_requests() {
+    let host = host();
+    let query = host.version().unwrap();
+    match query.recv() {
+        Received::Message(Message::VersionResponse(response)) => {
+            assert!(response.protocol_version.starts_with("3."));
+            assert_eq!(response.implementation_name, "dart-sass");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    host.close();
+}
+
+#[test]
+fn function_calls_reach_the_caller_and_answers_reach_the_compiler() {
+    let host = host();
+    let mut compilation = host
+        .compile(&request("a { b: foo(1) }", &["foo($x)"]))
+        .unwrap();
+    let Received::Message(Message::FunctionCallRequest(call)) = compilation.recv() else {
+        panic!("expected a function call");
+    };
+    assert_eq!(call.arguments.len(), 1);
+    compilation
+        .respond(inbound_message::Message::FunctionCallResponse(
+            FunctionCallResponse {
+                id: call.id,
+                result: Some(function_call_response::Result::Success(unquoted("bar"))),
+                accessed_argument_lists: vec![],
+            },
+        ))
+        .unwrap();
+    assert_eq!(css(finish(&mut compilation)), "a {\n  b: bar;\n}");
+    host.close();
+}
+
+#[test]
+fn concurrent_compilations_each_get_their_own_result() {
+    let host = host();
+    std::thread::scope(|scope| {
+        for thread in 0..16 {
+            let host = &host;
+            scope.spawn(move || {
+                for index in 0..50 {
+                    let source = format!(".t{thread}-{index} {{ v: {index} }}");
+                    let mut compilation = host.compile(&request(&source, &[])).unwrap();
+                    assert_eq!(
+                        css(finish(&mut compilation)),
+                        format!(".t{thread}-{index} {{\n  v: {index};\n}}")
+                    );
+                }
+            });
+        }
+    });
+    host.close();
+}
+
+#[test]
+fn an_abandoned_compilation_is_finished_by_the_host() {
+    let host = host();
+    let mut abandoned = host
+        .compile(&request("a { b: foo() foo() foo() }", &["foo()"]))
+        .unwrap();
+    let Received::Message(Message::FunctionCallRequest(_)) = abandoned.recv() else {
+        panic!("expected a function call");
+    };
+    // The caller goes away without answering: the drop answers for it and the
+    // reader answers the compiler's next calls until it gives up.
+    drop(abandoned);
+
+    for index in 0..20 {
+        let source = format!("x{index} {{ y: {index} }}");
+        let mut compilation = host.compile(&request(&source, &[])).unwrap();
+        assert_eq!(
+            css(finish(&mut compilation)),
+            format!("x{index} {{\n  y: {index};\n}}")
+        );
+    }
+    host.close();
+}
+
+#[test]
+fn a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh() {
+    let host = host();
+    let mut waiting = host
+        .compile(&request("a { b: foo() }", &["foo()"]))
+        .unwrap();
+    let Received::Message(Message::FunctionCallRequest(_)) = waiting.recv() else {
+        panic!("expected a function call");
+    };
+    let pid = host.compiler_pid().expect("a running compiler");
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+
+    let started = Instant::now();
+    match waiting.recv() {
+        Received::Failed(HostError::Exited { status, .. }) => {
+            assert!(status.contains("signal 9 (SIGKILL)"), "{status}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let mut next = host.compile(&request("c { d: e }", &[])).unwrap();
+    assert_eq!(css(finish(&mut next)), "c {\n  d: e;\n}");
+    assert_ne!(host.compiler_pid(), Some(pid));
+    host.close();
+}
+
+#[test]
+fn a_missing_compiler_is_a_spawn_error() {
+    let host = Host::new(HostConfig {
+        command: CompilerCommand::new("/nonexistent/sass"),
+        idle_timeout: None,
+    })
+    .unwrap();
+    let error = host.compile(&request("a {}", &[])).unwrap_err();
+    assert!(matches!(error, HostError::Spawn { .. }), "{error:?}");
+}
+
+#[test]
+fn closed_hosts_refuse_work() {
+    let host = host();
+    host.close();
+    assert!(host.is_closed());
+    assert_eq!(
+        host.compile(&request("a {}", &[])).unwrap_err(),
+        HostError::Closed
+    );
+}

@@ -1,0 +1,124 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+
+# A compiler that is missing, broken, killed or speaks another protocol gives
+# a clear error that says what happened, and the next compile starts afresh.
+class CompilerFailureTest < Minitest::Test
+  def test_missing_compiler_names_the_path
+    with_compiler_env('/nonexistent/bin/sass') do
+      error = assert_raises(Errno::ENOENT) { new_compiler.compile_string('a { b: c }') }
+      assert_match(%r{could not start the Sass compiler `/nonexistent/bin/sass --embedded`}, error.message)
+    end
+  end
+
+  def test_compiler_that_is_not_executable
+    in_tmpdir do |dir|
+      path = File.join(dir, 'sass')
+      File.write(path, 'not a program')
+      with_compiler_env(path) do
+        error = assert_raises(Errno::EACCES) { new_compiler.compile_string('a { b: c }') }
+        assert_includes error.message, path
+      end
+    end
+  end
+
+  def test_compiler_that_exits_at_once_reports_status_and_stderr
+    in_tmpdir do |dir|
+      path = fake_compiler(dir, "echo 'dart: snapshot is corrupt' >&2\necho 'giving up' >&2\nexit 3")
+      with_compiler_env(path) do
+        compiler = new_compiler
+        error = assert_raises(IOError) { compiler.compile_string('a { b: c }') }
+        assert_match(/the Sass compiler `#{Regexp.escape(path)} --embedded` exited with status 3/, error.message)
+        assert_match(/dart: snapshot is corrupt\n  giving up\z/, error.message)
+        assert_raises(IOError) { compiler.info }
+      end
+    end
+  end
+
+  def test_compiler_writing_an_undecodable_packet_is_a_protocol_error_and_is_killed
+    in_tmpdir do |dir|
+      # A whole packet (length 5, compilation 0) whose payload is not protobuf.
+      path = fake_compiler(dir, "printf '\\005\\000\\377\\377\\377\\377'\nexec sleep 30")
+      with_compiler_env(path) do
+        compiler = new_compiler
+        error = assert_raises(Errno::EPROTO) { compiler.compile_string('a { b: c }') }
+        assert_match(/broke the protocol: undecodable OutboundMessage for compilation 0/, error.message)
+        assert_nil compiler_pid(compiler)
+      end
+    end
+  end
+
+  def test_compiler_writing_text_and_exiting_is_a_protocol_error
+    in_tmpdir do |dir|
+      path = fake_compiler(dir, "echo 'Unhandled exception: this is not protobuf at all'\necho oops >&2\nexit 255")
+      with_compiler_env(path) do
+        error = assert_raises(Errno::EPROTO) { new_compiler.compile_string('a { b: c }') }
+        assert_match(/output ended inside a packet .* it exited with status 255; its last lines on stderr:\n  oops/,
+                     error.message)
+      end
+    end
+  end
+
+  def test_compiler_of_another_protocol_version_is_refused
+    in_tmpdir do |dir|
+      script = File.join(dir, 'old-sass')
+      File.write(script, <<~RUBY)
+        #!#{RbConfig.ruby}
+        def field(number, text) = [(number << 3) | 2, text.bytesize].pack('CC') + text.b
+        response = field(1, '2.0.0') + field(2, '0.9.0') + field(3, '0.9.0') + field(4, 'old-sass')
+        outbound = [(8 << 3) | 2, response.bytesize].pack('CC') + response
+        packet = "\\0".b + outbound
+        $stdout.write([packet.bytesize].pack('C') + packet)
+        $stdout.flush
+        sleep 30
+      RUBY
+      File.chmod(0o755, script)
+      with_compiler_env(script) do
+        error = assert_raises(Errno::EPROTO) { new_compiler.compile_string('a { b: c }') }
+        assert_match(/\(version 0\.9\.0\) speaks Embedded Sass Protocol 2\.0\.0, but this host needs protocol 3\.x/,
+                     error.message)
+      end
+    end
+  end
+
+  def test_compiler_killed_mid_compile_fails_that_compile_and_the_next_starts_a_new_one
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    pid = compiler_pid(compiler)
+    thread = Thread.new { compiler.compile_string(slow_source) }
+    thread.report_on_exception = false
+    sleep 0.3
+    Process.kill(:KILL, pid)
+    error = assert_raises(IOError) { thread.value }
+    assert_match(/was killed by signal 9 \(SIGKILL\); it wrote nothing to stderr\z/, error.message)
+
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+    refute_equal pid, compiler_pid(compiler)
+  end
+
+  def test_compiler_killed_inside_a_callback_fails_that_compile_when_the_callback_returns
+    compiler = new_compiler
+    started = Queue.new
+    functions = { 'slow()' => lambda { |_args|
+      started << true
+      sleep 0.5
+      Sass::Value::Null::NULL
+    } }
+    thread = Thread.new { compiler.compile_string('a { b: slow() }', functions:) }
+    thread.report_on_exception = false
+    started.pop
+    Process.kill(:KILL, compiler_pid(compiler))
+    assert_raises(IOError) { thread.value }
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+  end
+
+  def test_compiler_killed_while_idle_is_replaced
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    pid = compiler_pid(compiler)
+    Process.kill(:KILL, pid)
+    wait_until { compiler_pid(compiler) != pid }
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+  end
+end

@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+
+class CompilerTest < Minitest::Test
+  def test_version_follows_dart_sass
+    assert_equal '1.105.0', Sass::Embedded::VERSION
+  end
+
+  def test_info_has_a_host_line_and_a_compiler_line
+    assert_equal "sass-embedded\t1.105.0\t(Embedded Host)\t[Ruby]\ndart-sass\t1.105.0\t(Sass Compiler)\t[Dart]",
+                 Sass.info
+    assert_predicate Sass.info, :frozen?
+    assert_equal Sass.info, new_compiler.info
+  end
+
+  def test_compiler_instance_compiles_and_closes
+    compiler = new_compiler
+    refute compiler.closed?
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+    pid = compiler_pid(compiler)
+    assert_includes child_pids, pid
+
+    compiler.close
+    assert compiler.closed?
+    refute_includes child_pids, pid, 'close waits for the compiler to exit'
+    error = assert_raises(IOError) { compiler.compile_string('a { b: c }') }
+    assert_equal 'closed compiler', error.message
+    assert_raises(IOError) { compiler.compile('style.scss') }
+    compiler.close # closing twice is fine
+  end
+
+  def test_close_fails_the_compilations_in_flight_at_once
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    thread = Thread.new { compiler.compile_string(slow_source) }
+    thread.report_on_exception = false
+    sleep 0.3
+    start = monotonic_now
+    compiler.close
+    error = assert_raises(IOError) { thread.value }
+    assert_equal 'closed compiler', error.message
+    assert_operator elapsed_since(start), :<, 3, 'close did not end the compilation promptly'
+  end
+
+  def test_compiler_runs_in_its_own_process_group_from_the_root_directory
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    pid = compiler_pid(compiler)
+    refute_equal Process.getpgid(0), Process.getpgid(pid)
+    assert_equal '/', File.readlink("/proc/#{pid}/cwd")
+  end
+
+  def test_idle_compiler_stops_and_restarts_on_demand
+    compiler = new_compiler(idle_timeout: 0.3)
+    compiler.compile_string('a { b: c }')
+    first = compiler_pid(compiler)
+    wait_until(message: 'the idle compiler did not stop') { !child_pids.include?(first) }
+    assert_nil compiler_pid(compiler)
+    assert_equal "a {\n  b: d;\n}", compiler.compile_string('a { b: d }').css
+    refute_equal first, compiler_pid(compiler)
+  end
+
+  def test_busy_compiler_is_not_stopped_for_idleness
+    compiler = new_compiler(idle_timeout: 0.2)
+    functions = { 'slow()' => lambda { |_args|
+      sleep 0.6
+      Sass::Value::Null::NULL
+    } }
+    compiler.compile_string('a { b: c }')
+    pid = compiler_pid(compiler)
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c; d: slow() }', functions:).css
+    assert_equal pid, compiler_pid(compiler)
+  end
+
+  def test_invalid_idle_timeout
+    assert_raises(ArgumentError) { Sass::Compiler.new(idle_timeout: 0) }
+    assert_raises(ArgumentError) { Sass::Compiler.new(idle_timeout: 'soon') }
+  end
+
+  def test_the_shared_compiler_is_one_instance
+    assert_same Sass.send(:compiler), Sass.send(:compiler)
+    assert_equal 10.0, Sass.send(:compiler).instance_variable_get(:@idle_timeout)
+  end
+end

@@ -1,0 +1,222 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+require 'open3'
+require 'rbconfig'
+
+# Many threads share one compiler; each gets its own result, and an interrupt
+# reaches only the thread it was sent to.
+class ConcurrencyTest < Minitest::Test
+  def expected_css(thread, index)
+    ".t#{thread}-#{index} {\n  v: #{(thread * 1000) + index};\n}"
+  end
+
+  def source(thread, index)
+    ".t#{thread}-#{index} { v: #{thread} * 1000 + #{index} }"
+  end
+
+  def test_sixteen_threads_times_two_hundred_compiles_each_get_their_own_css
+    compiler = new_compiler
+    threads = Array.new(16) do |t|
+      Thread.new do
+        Array.new(200) { |i| [i, compiler.compile_string(source(t, i)).css] }
+      end
+    end
+    threads.each_with_index do |thread, t|
+      results = thread.value
+      assert_equal 200, results.length
+      results.each { |i, css| assert_equal expected_css(t, i), css }
+    end
+  end
+
+  def test_threads_with_functions_get_their_own_arguments
+    compiler = new_compiler
+    functions = { 'echo($v)' => ->(args) { args.first } }
+    threads = Array.new(8) do |t|
+      Thread.new do
+        Array.new(50) { |i| [i, compiler.compile_string("a { b: echo(#{t}_#{i}) }", functions:).css] }
+      end
+    end
+    threads.each_with_index do |thread, t|
+      thread.value.each { |i, css| assert_equal "a {\n  b: #{t}_#{i};\n}", css }
+    end
+  end
+
+  def test_callbacks_run_on_the_calling_thread
+    seen = []
+    functions = { 'where()' => lambda { |_args|
+      seen << [Thread.current, Thread.current[:marker]]
+      Sass::Value::String.new('here')
+    } }
+    Thread.current[:marker] = :caller
+    Sass.compile_string('a { b: where() }', functions:)
+    assert_equal [[Thread.current, :caller]], seen
+  ensure
+    Thread.current[:marker] = nil
+  end
+
+  def test_nested_compile_inside_a_function
+    compiler = new_compiler
+    functions = {
+      'inner($n)' => lambda { |args|
+        depth = args.first.assert_number.to_i
+        css = compiler.compile_string("x { y: #{depth} }", functions: {
+                                        'deeper()' => ->(_) { Sass::Value::Number.new(depth + 1) }
+                                      }).css
+        Sass::Value::String.new(css.gsub(/\s+/, ' '), quoted: true)
+      }
+    }
+    css = compiler.compile_string('a { b: inner(1) }', functions:).css
+    assert_equal "a {\n  b: \"x { y: 1; }\";\n}", css
+  end
+
+  # Nested compiles within the compiler's 15 concurrent compilations (more
+  # need a second compiler process: the pool).
+  def test_nested_compiles_ten_deep_from_one_thread
+    compiler = new_compiler
+    nest = nil
+    nest = lambda do |depth|
+      return "leaf#{depth}" if depth.zero?
+
+      functions = { 'down()' => ->(_) { Sass::Value::String.new(nest.call(depth - 1), quoted: false) } }
+      compiler.compile_string('a { b: down() }', functions:).css[/b: (.*);/, 1]
+    end
+    assert_equal 'leaf0', nest.call(10)
+  end
+
+  def test_timeout_around_a_compile_whose_function_sleeps_then_compiles_return_their_own_css
+    compiler = new_compiler
+    functions = { 'slow()' => lambda { |_args|
+      sleep 30
+      Sass::Value::Null::NULL
+    } }
+    start = monotonic_now
+    assert_raises(Timeout::Error) do
+      Timeout.timeout(0.5) { compiler.compile_string('a { b: slow() }', functions:) }
+    end
+    assert_operator elapsed_since(start), :<, 5
+    10.times do |i|
+      assert_equal expected_css(0, i), compiler.compile_string(source(0, i)).css
+    end
+  end
+
+  def test_timeout_while_waiting_for_the_compiler
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    start = monotonic_now
+    assert_raises(Timeout::Error) { Timeout.timeout(0.3) { compiler.compile_string(slow_source) } }
+    assert_operator elapsed_since(start), :<, 2, 'the wait was not interrupted promptly'
+    5.times { |i| assert_equal expected_css(1, i), compiler.compile_string(source(1, i)).css }
+  end
+
+  def test_thread_kill_of_a_compiling_thread
+    compiler = new_compiler
+    entered = Queue.new
+    functions = { 'slow()' => lambda { |_args|
+      entered << true
+      sleep 30
+      Sass::Value::Null::NULL
+    } }
+    inside_callback = Thread.new { compiler.compile_string('a { b: slow() }', functions:) }
+    waiting = Thread.new { compiler.compile_string(slow_source) }
+    entered.pop
+    sleep 0.2
+    start = monotonic_now
+    inside_callback.kill
+    waiting.kill
+    assert inside_callback.join(5), 'the thread inside a callback did not die'
+    assert waiting.join(5), 'the thread waiting for the compiler did not die'
+    assert_operator elapsed_since(start), :<, 5
+    assert_nil inside_callback.value
+    3.times { |i| assert_equal expected_css(2, i), compiler.compile_string(source(2, i)).css }
+  end
+
+  def test_thread_raise_reaches_only_its_thread
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    stop = false
+    workers = Array.new(6) do |t|
+      Thread.new do
+        count = 0
+        until stop
+          css = compiler.compile_string(source(t, count)).css
+          raise "thread #{t} got #{css.inspect}" unless css == expected_css(t, count)
+
+          count += 1
+        end
+        count
+      end
+    end
+    victim = Thread.new { compiler.compile_string(slow_source) }
+    victim.report_on_exception = false
+    sleep 0.3
+    victim.raise(IndexError, 'only for the victim')
+    error = assert_raises(IndexError) { victim.value }
+    assert_equal 'only for the victim', error.message
+    sleep 0.2
+    stop = true
+    workers.each { |worker| assert_operator worker.value, :>, 0 }
+  end
+
+  def test_abandoned_compilation_answers_its_callbacks_and_frees_nothing_early
+    compiler = new_compiler
+    calls = 0
+    functions = { 'counted()' => lambda { |_args|
+      calls += 1
+      sleep 0.2
+      Sass::Value::Number.new(calls)
+    } }
+    # Each of five calls would sleep; the timeout abandons the compile in the
+    # first one, and the compiler's later calls are answered by the host.
+    source = 'a { b: counted() counted() counted() counted() counted() }'
+    assert_raises(Timeout::Error) { Timeout.timeout(0.1) { compiler.compile_string(source, functions:) } }
+    assert_equal 1, calls
+    20.times { |i| assert_equal expected_css(3, i), compiler.compile_string(source(3, i)).css }
+    assert_equal 1, calls, 'an abandoned compilation called back into Ruby'
+  end
+
+  def test_throw_and_exit_inside_a_callback_propagate_and_the_host_keeps_serving
+    compiler = new_compiler
+    thrower = { 'jump()' => ->(_) { throw :out, :thrown } }
+    assert_equal :thrown, catch(:out) { compiler.compile_string('a { b: jump() }', functions: thrower) }
+
+    exiter = { 'leave()' => ->(_) { exit 7 } }
+    error = assert_raises(SystemExit) { compiler.compile_string('a { b: leave() }', functions: exiter) }
+    assert_equal 7, error.status
+
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+  end
+
+  def test_sigint_interrupts_the_compile_and_spares_the_compiler
+    script = <<~RUBY
+      require 'sass-embedded'
+      compiler = Sass::Compiler.new
+      compiler.compile_string('a { b: c }')
+      pid = compiler.send(:host).compiler_pid
+      $stdout.sync = true
+      puts 'ready'
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      begin
+        compiler.compile_string(#{slow_source(100_000_000).inspect})
+        puts 'not interrupted'
+      rescue Interrupt
+        puts format('interrupted after %.2f', Process.clock_gettime(Process::CLOCK_MONOTONIC) - started)
+      end
+      puts compiler.compile_string('d { e: f }', style: :compressed).css
+      puts compiler.send(:host).compiler_pid == pid ? 'same compiler' : 'new compiler'
+      compiler.close
+    RUBY
+    lib = File.expand_path('../lib', __dir__)
+    Open3.popen2(RbConfig.ruby, '-I', lib, '-e', script, pgroup: true) do |stdin, stdout, wait|
+      stdin.close
+      assert_equal "ready\n", stdout.gets
+      sleep 0.3
+      # Like Ctrl-C in a terminal: the signal goes to the whole process group.
+      Process.kill(:INT, -Process.getpgid(wait.pid))
+      assert_match(/\Ainterrupted after 0\.\d+\n\z/, stdout.gets)
+      assert_equal "d{e:f}\n", stdout.gets
+      assert_equal "same compiler\n", stdout.gets
+      assert wait.value.success?
+    end
+  end
+end

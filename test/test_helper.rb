@@ -1,0 +1,107 @@
+# frozen_string_literal: true
+
+require 'minitest/autorun'
+require 'timeout'
+require 'tmpdir'
+require 'sass-embedded'
+
+# Shared helpers: every test runs under a time limit (a hang fails instead of
+# stalling the suite), and compilers a test makes are closed after it.
+module SassTestHelpers
+  def teardown
+    @compilers&.each(&:close)
+    super
+  end
+
+  # A compiler closed after the test.
+  def new_compiler(**options)
+    (@compilers ||= []) << Sass::Compiler.new(**options)
+    @compilers.last
+  end
+
+  # The pids of this process's children that are still running (not zombies).
+  def child_pids
+    Dir.glob('/proc/[0-9]*/stat').filter_map do |stat|
+      fields = File.read(stat).sub(/\A\d+ \(.*\) /m, '').split
+      pid = Integer(File.basename(File.dirname(stat)))
+      pid if Integer(fields[1]) == Process.pid && fields[0] != 'Z'
+    rescue Errno::ENOENT, Errno::ESRCH
+      nil
+    end
+  end
+
+  # Waits until +block+ is true (or fails after +timeout+ seconds).
+  def wait_until(timeout: 10, message: 'condition never became true')
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+    until yield
+      flunk message if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      sleep 0.01
+    end
+  end
+
+  # A temporary directory removed after the block.
+  def in_tmpdir(&)
+    Dir.mktmpdir('sass-embedded-test', &)
+  end
+
+  # An executable script standing in for a broken compiler.
+  def fake_compiler(dir, body)
+    path = File.join(dir, 'fake-sass')
+    File.write(path, "#!/bin/sh\n#{body}\n")
+    File.chmod(0o755, path)
+    path
+  end
+
+  # Runs the block with SASS_EMBEDDED_COMPILER set to +path+.
+  def with_compiler_env(path)
+    previous = ENV.fetch('SASS_EMBEDDED_COMPILER', nil)
+    ENV['SASS_EMBEDDED_COMPILER'] = path
+    yield
+  ensure
+    ENV['SASS_EMBEDDED_COMPILER'] = previous
+  end
+
+  # A stylesheet that keeps the compiler busy for seconds without any callback,
+  # so its caller waits in the host (without the GVL) the whole time.
+  def slow_source(iterations = 20_000_000)
+    "$x: 0; @for $i from 1 through #{iterations} { $x: $x + 1; } slow { n: $x }"
+  end
+
+  # Seconds since +start+ (a monotonic clock reading).
+  def elapsed_since(start)
+    Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
+  end
+
+  def monotonic_now
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # The host of a compiler, to find its compiler process.
+  def compiler_pid(compiler)
+    compiler.send(:host).compiler_pid
+  end
+end
+
+# Bounds every test in time.
+module SassTestTimeout
+  # Seconds one test may take before it fails.
+  TEST_TIMEOUT = Integer(ENV.fetch('SASS_TEST_TIMEOUT', 120))
+
+  def run
+    Timeout.timeout(TEST_TIMEOUT, Minitest::Assertion, "test did not finish within #{TEST_TIMEOUT}s") { super }
+  end
+end
+
+Minitest::Test.include(SassTestHelpers)
+Minitest::Test.prepend(SassTestTimeout)
+
+# After the whole suite (and the shared compiler's at_exit close), no
+# compiler process may be left running.
+Minitest.after_run do
+  Sass.instance_variable_get(:@compiler)&.close
+  leftover = Object.new.extend(SassTestHelpers).child_pids
+  unless leftover.empty?
+    warn "compiler processes left behind: #{leftover.inspect}"
+    exit!(1)
+  end
+end
