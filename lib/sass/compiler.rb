@@ -5,9 +5,11 @@ require_relative 'compiler/session'
 
 module Sass
   # A Dart Sass compiler run by the Rust host inside this process. Each
-  # instance has its own compiler process, started on first use and restarted
-  # if it dies; any number of threads may compile through one instance at
-  # once. Callbacks (functions, importers, loggers) run on the thread that
+  # instance has its own compiler processes: one started on first use, more
+  # when all 15 compilations a process runs at once are taken, each restarted
+  # if it dies. Any number of threads may compile through one instance at
+  # once, and compiles may nest (a function or importer may compile) to any
+  # depth. Callbacks (functions, importers, loggers) run on the thread that
   # called +compile+.
   #
   # @example
@@ -18,13 +20,20 @@ module Sass
   class Compiler
     # @param idle_timeout [Numeric, nil] stop the compiler process after this
     #   many seconds without work (it restarts on demand); nil keeps it running
-    #   until {#close}
-    def initialize(idle_timeout: nil)
+    #   until {#close}. Extra processes stop after 5 idle seconds regardless.
+    # @param max_processes [Integer, nil] how many compiler processes top-level
+    #   compiles may use (compiles nested in callbacks may start more, so that
+    #   nesting never deadlocks); nil means one per CPU core, at least 2
+    def initialize(idle_timeout: nil, max_processes: nil)
       unless idle_timeout.nil? || (idle_timeout.is_a?(Numeric) && idle_timeout.positive?)
         raise ArgumentError, "idle_timeout must be a positive number or nil, got #{idle_timeout.inspect}"
       end
+      unless max_processes.nil? || (max_processes.is_a?(Integer) && max_processes.positive?)
+        raise ArgumentError, "max_processes must be a positive Integer or nil, got #{max_processes.inspect}"
+      end
 
       @idle_timeout = idle_timeout&.to_f
+      @max_processes = max_processes
       @mutex = Mutex.new
       @host = nil
       @host_pid = nil
@@ -208,7 +217,7 @@ module Sass
         raise IOError, 'closed compiler' if @closed
 
         if @host.nil? || @host_pid != Process.pid
-          @host = Embedded::Host.new(Embedded.const_get(:CompilerCommand).resolve, @idle_timeout)
+          @host = Embedded::Host.new(Embedded.const_get(:CompilerCommand).resolve, @idle_timeout, @max_processes)
           @host_pid = Process.pid
         end
         @host

@@ -15,10 +15,17 @@ use crate::{gvl, session};
 pub struct RubyHost(Host);
 
 impl RubyHost {
-    /// `Host.new(command, idle_timeout)`: `command` is the compiler's program
-    /// and the arguments before `--embedded`; `idle_timeout` (seconds or nil)
-    /// closes the compiler after that long unused.
-    fn new(ruby: &Ruby, command: RArray, idle_timeout: Option<f64>) -> Result<Self, Error> {
+    /// `Host.new(command, idle_timeout, max_processes)`: `command` is the
+    /// compiler's program and the arguments before `--embedded`;
+    /// `idle_timeout` (seconds or nil) closes the compiler after that long
+    /// unused; `max_processes` (or nil for the default) limits the compilers
+    /// top-level compiles use.
+    fn new(
+        ruby: &Ruby,
+        command: RArray,
+        idle_timeout: Option<f64>,
+        max_processes: Option<usize>,
+    ) -> Result<Self, Error> {
         guard(ruby, || {
             let mut parts = command.into_iter().map(crate::conversion::rust_string);
             let program = parts
@@ -40,11 +47,19 @@ impl RubyHost {
                 }
                 _ => None,
             };
-            let host = Host::new(HostConfig {
-                command,
-                idle_timeout,
-            })
-            .map_err(|error| {
+            let mut config = HostConfig::new(command);
+            config.idle_timeout = idle_timeout;
+            match max_processes {
+                Some(0) => {
+                    return Err(errors::argument_error(
+                        ruby,
+                        "max_processes must be at least 1",
+                    ))
+                }
+                Some(max) => config.max_processes = max,
+                None => {}
+            }
+            let host = Host::new(config).map_err(|error| {
                 Error::new(
                     ruby.exception_runtime_error(),
                     format!("could not start the host's I/O runtime: {error}"),
@@ -106,9 +121,19 @@ impl RubyHost {
         self.0.is_closed()
     }
 
-    /// `host.compiler_pid`: the running compiler's process id, or nil.
+    /// `host.compiler_pid`: the first running compiler's process id, or nil.
     fn compiler_pid(&self) -> Option<u32> {
         self.0.compiler_pid()
+    }
+
+    /// `host.compiler_pids`: the process ids of all running compilers.
+    fn compiler_pids(&self) -> Vec<u32> {
+        self.0.compiler_pids()
+    }
+
+    /// `host.max_processes`: the limit on compilers for top-level compiles.
+    fn max_processes(&self) -> usize {
+        self.0.config().max_processes
     }
 
     /// Defines the class and its methods.
@@ -118,12 +143,14 @@ impl RubyHost {
         let sass = ruby.define_module("Sass")?;
         let embedded = sass.define_module("Embedded")?;
         let class = embedded.define_class("Host", ruby.class_object())?;
-        class.define_singleton_method("new", function!(RubyHost::new, 2))?;
+        class.define_singleton_method("new", function!(RubyHost::new, 3))?;
         class.define_method("compile", method!(RubyHost::compile, 2))?;
         class.define_method("version", method!(RubyHost::version, 0))?;
         class.define_method("close", method!(RubyHost::close, 0))?;
         class.define_method("closed?", method!(RubyHost::is_closed, 0))?;
         class.define_method("compiler_pid", method!(RubyHost::compiler_pid, 0))?;
+        class.define_method("compiler_pids", method!(RubyHost::compiler_pids, 0))?;
+        class.define_method("max_processes", method!(RubyHost::max_processes, 0))?;
         Ok(())
     }
 }

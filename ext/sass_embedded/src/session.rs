@@ -14,6 +14,7 @@
 //! way out answers what the compiler is still waiting for and detaches the
 //! compilation, so the compiler finishes it without anyone listening.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, RHash, Ruby, Value};
@@ -31,6 +32,35 @@ use crate::gvl;
 /// Tags compiler functions, mixins and modules with the compilation that
 /// made them; never reused within a process.
 static NEXT_COMPILATION_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// How many callbacks this thread is inside. A compile started while it is
+    /// above zero is nested: its caller's compilation holds a compiler slot
+    /// until it finishes.
+    static CALLBACK_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks the current thread as inside a callback while it lives.
+struct InCallback;
+
+impl InCallback {
+    fn enter() -> Self {
+        CALLBACK_DEPTH.with(|depth| depth.set(depth.get() + 1));
+        Self
+    }
+}
+
+impl Drop for InCallback {
+    fn drop(&mut self) {
+        CALLBACK_DEPTH.with(|depth| depth.set(depth.get().saturating_sub(1)));
+    }
+}
+
+/// Calls `method` of the Ruby session, marking the thread as in a callback.
+fn call_session<A: magnus::ArgList>(session: Value, method: &str, args: A) -> Result<Value, Error> {
+    let _inside = InCallback::enter();
+    session.funcall(method, args)
+}
 
 /// Something a Ruby thread can wait on without the GVL.
 trait Waitable {
@@ -108,8 +138,9 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
 /// `Sass::CompileError` (for the Ruby layer to raise).
 pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
     let request = conversion::compile_request(ruby, request)?;
-    let mut compilation =
-        blocking(|| host.compile(&request))?.map_err(|error| errors::host_error(ruby, &error))?;
+    let nested = CALLBACK_DEPTH.with(Cell::get) > 0;
+    let mut compilation = blocking(|| host.compile(&request, nested))?
+        .map_err(|error| errors::host_error(ruby, &error))?;
     drop(request);
     let context = value::Context {
         compilation: NEXT_COMPILATION_TOKEN.fetch_add(1, Ordering::Relaxed),
@@ -161,9 +192,12 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
                 let id = request.id;
                 answer(
                     ruby,
-                    session
-                        .funcall("import_request", conversion::import_args(ruby, &request))
-                        .and_then(|answer| conversion::import_response(ruby, id, answer)),
+                    call_session(
+                        session,
+                        "import_request",
+                        conversion::import_args(ruby, &request),
+                    )
+                    .and_then(|answer| conversion::import_response(ruby, id, answer)),
                     |error| {
                         inbound_message::Message::ImportResponse(inbound_message::ImportResponse {
                             id,
@@ -241,27 +275,10 @@ fn function_call(
     request: FunctionCallRequest,
 ) -> Result<inbound_message::Message, Error> {
     let lists = value::ArgumentLists::new(ruby);
-    let result = (|| {
-        let arguments = ruby.ary_new_capa(request.arguments.len());
-        for argument in &request.arguments {
-            arguments.push(value::to_ruby(ruby, argument, context, &lists)?)?;
-        }
-        let identifier = match &request.identifier {
-            Some(Identifier::Name(name)) => ruby.str_new(name).as_value(),
-            Some(Identifier::FunctionId(id)) => id.into_value_with(ruby),
-            None => unreachable!("the dispatcher refuses function calls without identifier"),
-        };
-        let returned: Value = context
-            .session
-            .funcall("function_call_request", (identifier, arguments))?;
-        value::from_ruby(ruby, returned, context)
-    })();
-    let result = match result {
+    let result = match call_function(ruby, context, &request, &lists) {
         Ok(value) => function_call_response::Result::Success(value),
-        Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
-            function_call_response::Result::Error(describe(&error))
-        }
-        Err(error) => return Err(error),
+        Err(Failure::Answer(message)) => function_call_response::Result::Error(message),
+        Err(Failure::Propagate(error)) => return Err(error),
     };
     Ok(inbound_message::Message::FunctionCallResponse(
         FunctionCallResponse {
@@ -270,6 +287,57 @@ fn function_call(
             accessed_argument_lists: lists.accessed()?,
         },
     ))
+}
+
+/// How a function call went wrong.
+enum Failure {
+    /// Tell the compiler: the function failed (a `StandardError` raised by the
+    /// function, or a value the host cannot convert).
+    Answer(String),
+    /// Propagate to the caller: an interrupt, `exit`, `throw`, or an exception
+    /// raised while the host itself was running Ruby code.
+    Propagate(Error),
+}
+
+/// Errors the host made itself (unconvertible values) are the function's
+/// failure; Ruby exceptions raised while the host converts values are not
+/// the function's doing, and propagate.
+fn conversion_failure(error: Error) -> Failure {
+    match error.error_type() {
+        ErrorType::Error(..) => Failure::Answer(describe(&error)),
+        _ => Failure::Propagate(error),
+    }
+}
+
+fn call_function(
+    ruby: &Ruby,
+    context: &value::Context,
+    request: &FunctionCallRequest,
+    lists: &value::ArgumentLists,
+) -> Result<sass_embedded_core::protocol::Value, Failure> {
+    let arguments = ruby.ary_new_capa(request.arguments.len());
+    for argument in &request.arguments {
+        let argument =
+            value::to_ruby(ruby, argument, context, lists).map_err(conversion_failure)?;
+        arguments.push(argument).map_err(Failure::Propagate)?;
+    }
+    let identifier = match &request.identifier {
+        Some(Identifier::Name(name)) => ruby.str_new(name).as_value(),
+        Some(Identifier::FunctionId(id)) => id.into_value_with(ruby),
+        None => unreachable!("the dispatcher refuses function calls without identifier"),
+    };
+    let returned = match call_session(
+        context.session,
+        "function_call_request",
+        (identifier, arguments),
+    ) {
+        Ok(returned) => returned,
+        Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
+            return Err(Failure::Answer(describe(&error)))
+        }
+        Err(error) => return Err(Failure::Propagate(error)),
+    };
+    value::from_ruby(ruby, returned, context).map_err(conversion_failure)
 }
 
 /// Asks the compiler for its version: `[protocol_version, compiler_version,

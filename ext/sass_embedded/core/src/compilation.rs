@@ -156,6 +156,16 @@ impl Compilation {
         self.take(event.ok())
     }
 
+    /// Like [`recv`](Self::recv), but gives up after `timeout` (returning
+    /// `None`).
+    pub fn recv_timeout(&mut self, timeout: std::time::Duration) -> Option<Received> {
+        match self.registration.inbox.recv_timeout(timeout) {
+            Ok(event) => Some(self.take(Some(event))),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(self.take(None)),
+        }
+    }
+
     /// The next message, failure or wake, if one is waiting.
     pub fn try_recv(&mut self) -> Option<Received> {
         match self.registration.inbox.try_recv() {

@@ -249,6 +249,11 @@ impl Connection {
         !self.dispatcher.is_closed()
     }
 
+    /// How many compilations hold one of this compiler's slots.
+    pub fn load(&self) -> usize {
+        self.dispatcher.compilations_in_flight()
+    }
+
     /// Registers a compilation.
     pub fn register_compilation(&self) -> Result<Registration, RegisterError> {
         self.dispatcher.register_compilation()
@@ -271,12 +276,18 @@ impl Connection {
         self.dispatcher.failure().unwrap_or(HostError::Closed)
     }
 
+    /// Fails what is in flight with `error` and asks the compiler to exit
+    /// (closes its stdin), without waiting.
+    pub fn fail_and_close(&self, error: HostError) {
+        self.dispatcher.fail(error);
+        let _ = self.outbox.send(WriterCommand::Close);
+    }
+
     /// Closes the compiler: fails what is in flight with `error`, closes its
     /// stdin, and waits (blocking, at most `grace`) for it to exit before
     /// killing it.
     pub fn close(&self, error: HostError, grace: Duration) {
-        self.dispatcher.fail(error);
-        let _ = self.outbox.send(WriterCommand::Close);
+        self.fail_and_close(error);
         self.process.reap_blocking(grace);
     }
 

@@ -394,6 +394,12 @@ impl Dispatcher {
         self.lock().in_flight()
     }
 
+    /// How many compilations the compiler is running or has queued, abandoned
+    /// ones included: each holds one of the compiler's slots until it ends.
+    pub fn compilations_in_flight(&self) -> usize {
+        self.lock().compilations.len()
+    }
+
     /// Since when nothing has been in flight, if nothing is.
     pub fn idle_since(&self) -> Option<Instant> {
         self.lock().idle_since

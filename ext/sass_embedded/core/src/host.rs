@@ -1,6 +1,15 @@
-//! The host: what a `Sass::Compiler` holds. It owns a tokio runtime and the
-//! current connection, starts a compiler on first use, starts a fresh one
-//! after a crash or an idle close, and closes it on request.
+//! The host: what a `Sass::Compiler` holds. It owns a tokio runtime and a pool
+//! of compiler processes (connections): it starts one on first use, starts
+//! more when every running compilation slot is taken, lets extra ones stop
+//! when idle, replaces crashed ones, and closes them all on request.
+//!
+//! A Dart Sass compiler runs at most [`SLOTS_PER_COMPILER`] compilations at a
+//! time and queues the rest; a compilation suspended in a host callback keeps
+//! its slot. A compile *nested* inside a callback therefore never waits for a
+//! slot of a full compiler: it gets a compiler with a free slot, started for
+//! it if need be, even beyond `max_processes`. That is what makes nesting to
+//! any depth deadlock-free. Top-level compiles beyond the limit queue in the
+//! least loaded compiler, where nothing they wait for can be waiting for them.
 //!
 //! Each host has its own runtime so that a forked child never touches its
 //! parent's threads: after `fork` the child's copy of a host is leaked, not
@@ -19,26 +28,62 @@ use crate::error::HostError;
 use crate::process::CompilerCommand;
 use crate::protocol::inbound_message::CompileRequest;
 
-/// How long [`Host::close`] waits for the compiler to exit before killing it.
+/// How long [`Host::close`] waits for each compiler to exit before killing it.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// How a host starts and keeps its compiler.
+/// How many compilations a Dart Sass compiler runs at once (its isolate pool:
+/// 15 on 64-bit platforms, 7 on 32-bit ones).
+pub const SLOTS_PER_COMPILER: usize = if cfg!(target_pointer_width = "64") {
+    15
+} else {
+    7
+};
+
+/// How long a compiler started beyond the first stays up without work.
+pub const EXTRA_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How a host starts and keeps its compilers.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
-    /// The command that starts the compiler.
+    /// The command that starts a compiler.
     pub command: CompilerCommand,
-    /// Close the compiler after this long with nothing in flight (it is
-    /// restarted on demand).
+    /// Close the first compiler after this long with nothing in flight (it is
+    /// restarted on demand). Extra compilers close after at most
+    /// [`EXTRA_IDLE_TIMEOUT`].
     pub idle_timeout: Option<Duration>,
+    /// How many compilers top-level compiles may use (nested compiles may
+    /// start more, see the module docs). At least 1.
+    pub max_processes: usize,
+}
+
+impl HostConfig {
+    /// A configuration with no idle timeout and the default process limit.
+    pub fn new(command: CompilerCommand) -> Self {
+        Self {
+            command,
+            idle_timeout: None,
+            max_processes: default_max_processes(),
+        }
+    }
+}
+
+/// The default limit on compilers for top-level compiles: one per core, at
+/// least two.
+pub fn default_max_processes() -> usize {
+    std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(2)
+        .max(2)
 }
 
 #[derive(Debug, Default)]
 struct State {
-    connection: Option<Arc<Connection>>,
+    connections: Vec<Arc<Connection>>,
     closed: bool,
 }
 
-/// A compiler owner: lazily connected, restarted after failures.
+/// A pool of compilers: lazily started, grown on demand, restarted after
+/// failures.
 #[derive(Debug)]
 pub struct Host {
     config: HostConfig,
@@ -54,6 +99,8 @@ impl Host {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .max_blocking_threads(1)
+            // Deeply nested values decode recursively.
+            .thread_stack_size(8 << 20)
             .thread_name("sass-embedded-io")
             .enable_io()
             .enable_time()
@@ -86,73 +133,127 @@ impl Host {
         self.pid == std::process::id()
     }
 
-    /// Registers on the current connection, starting a compiler if there is
-    /// none or the current one is closing or failed.
-    fn register<T>(
+    /// Starts a compiler and adds it to the pool.
+    fn start_connection(&self, state: &mut State) -> Result<Arc<Connection>, HostError> {
+        let idle_timeout = if state.connections.is_empty() {
+            self.config.idle_timeout
+        } else {
+            Some(
+                self.config
+                    .idle_timeout
+                    .map_or(EXTRA_IDLE_TIMEOUT, |idle| idle.min(EXTRA_IDLE_TIMEOUT)),
+            )
+        };
+        let connection =
+            Connection::start(&self.config.command, self.runtime().handle(), idle_timeout)?;
+        state.connections.push(connection.clone());
+        Ok(connection)
+    }
+
+    /// Picks a compiler for a compilation and registers it there.
+    fn register_compilation(
         &self,
-        register: impl Fn(&Connection) -> Result<Registration, RegisterError>,
-        start: impl FnOnce(Arc<Connection>, Registration) -> Result<T, HostError>,
-    ) -> Result<T, HostError> {
+        nested: bool,
+    ) -> Result<(Arc<Connection>, Registration), HostError> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(HostError::Closed);
+        }
+        // Closing and failed compilers finish on their own; forget them.
+        state.connections.retain(|connection| connection.is_open());
+
+        // The first compiler with a free slot: packing work onto the first
+        // ones lets the extra ones go idle and stop.
+        for connection in &state.connections {
+            if connection.load() < SLOTS_PER_COMPILER {
+                if let Ok(registration) = connection.register_compilation() {
+                    return Ok((connection.clone(), registration));
+                }
+            }
+        }
+        if !nested && state.connections.len() >= self.config.max_processes.max(1) {
+            // At the limit, a top-level compile may queue in a compiler.
+            let least_loaded = state
+                .connections
+                .iter()
+                .min_by_key(|connection| connection.load())
+                .cloned();
+            if let Some(connection) = least_loaded {
+                if let Ok(registration) = connection.register_compilation() {
+                    return Ok((connection, registration));
+                }
+            }
+        }
+        let connection = self.start_connection(&mut state)?;
+        let registration = connection
+            .register_compilation()
+            .map_err(registration_error)?;
+        Ok((connection, registration))
+    }
+
+    /// Starts a compilation and sends its request. `nested` says the caller
+    /// is inside a callback of another compilation, which holds a compiler
+    /// slot until this one finishes.
+    pub fn compile(
+        &self,
+        request: &CompileRequest,
+        nested: bool,
+    ) -> Result<Compilation, HostError> {
+        let (connection, registration) = self.register_compilation(nested)?;
+        Compilation::start(connection, registration, request)
+    }
+
+    /// Sends a `VersionRequest` to a running compiler (starting one if none).
+    pub fn version(&self) -> Result<VersionQuery, HostError> {
         let (connection, registration) = {
             let mut state = self.lock();
             if state.closed {
                 return Err(HostError::Closed);
             }
-            let current = state.connection.clone().filter(|c| c.is_open());
-            let registered = current.and_then(|c| register(&c).ok().map(|r| (c, r)));
-            match registered {
+            state.connections.retain(|connection| connection.is_open());
+            let existing = state
+                .connections
+                .iter()
+                .find_map(|c| c.register_version().ok().map(|r| (c.clone(), r)));
+            match existing {
                 Some(pair) => pair,
                 None => {
-                    // The old connection (if any) is closing or failed; its
-                    // tasks finish it on their own.
-                    let connection = Connection::start(
-                        &self.config.command,
-                        self.runtime().handle(),
-                        self.config.idle_timeout,
-                    )?;
-                    state.connection = Some(connection.clone());
-                    let registration = register(&connection).map_err(|error| match error {
-                        RegisterError::Failed(error) => error,
-                        RegisterError::Closing => HostError::Closed,
-                    })?;
+                    let connection = self.start_connection(&mut state)?;
+                    let registration = connection.register_version().map_err(registration_error)?;
                     (connection, registration)
                 }
             }
         };
-        start(connection, registration)
+        VersionQuery::start(connection, registration)
     }
 
-    /// Starts a compilation and sends its request.
-    pub fn compile(&self, request: &CompileRequest) -> Result<Compilation, HostError> {
-        self.register(
-            Connection::register_compilation,
-            |connection, registration| Compilation::start(connection, registration, request),
-        )
-    }
-
-    /// Sends a `VersionRequest`.
-    pub fn version(&self) -> Result<VersionQuery, HostError> {
-        self.register(Connection::register_version, VersionQuery::start)
-    }
-
-    /// The compiler process currently connected, if any.
-    pub fn compiler_pid(&self) -> Option<u32> {
+    /// The process ids of the running compilers, first started first.
+    pub fn compiler_pids(&self) -> Vec<u32> {
         self.lock()
-            .connection
-            .as_ref()
+            .connections
+            .iter()
             .filter(|c| c.is_open())
             .map(|c| c.pid())
+            .collect()
     }
 
-    /// Closes the compiler (failing what is in flight with "closed compiler")
-    /// and refuses further work. Blocks until the compiler has exited.
+    /// The process id of the first running compiler, if any.
+    pub fn compiler_pid(&self) -> Option<u32> {
+        self.compiler_pids().first().copied()
+    }
+
+    /// Closes every compiler (failing what is in flight with "closed
+    /// compiler") and refuses further work. Blocks until they have exited.
     pub fn close(&self) {
-        let connection = {
+        let connections = {
             let mut state = self.lock();
             state.closed = true;
-            state.connection.take()
+            std::mem::take(&mut state.connections)
         };
-        if let Some(connection) = connection {
+        for connection in &connections {
+            connection.fail_and_close(HostError::Closed);
+        }
+        for connection in connections {
             connection.close(HostError::Closed, CLOSE_GRACE);
         }
     }
@@ -163,18 +264,26 @@ impl Host {
     }
 }
 
+/// A fresh connection refused a registration: it already failed or closed.
+fn registration_error(error: RegisterError) -> HostError {
+    match error {
+        RegisterError::Failed(error) => error,
+        RegisterError::Closing => HostError::Closed,
+    }
+}
+
 impl Drop for Host {
     fn drop(&mut self) {
         let state = std::mem::take(self.state.get_mut().unwrap_or_else(PoisonError::into_inner));
         if !self.is_owned_by_this_process() {
             // A forked child: the runtime's threads, its wakers and the
-            // compiler belong to the parent. Leak all of it rather than join,
+            // compilers belong to the parent. Leak all of it rather than join,
             // wake or signal anything of the parent's.
             std::mem::forget(state);
             std::mem::forget(self.runtime.take());
             return;
         }
-        if let Some(connection) = state.connection {
+        for connection in state.connections {
             connection.close_detached();
         }
         if let Some(runtime) = self.runtime.take() {

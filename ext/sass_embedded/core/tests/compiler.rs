@@ -30,11 +30,7 @@ fn compiler() -> CompilerCommand {
 }
 
 fn host() -> Host {
-    Host::new(HostConfig {
-        command: compiler(),
-        idle_timeout: None,
-    })
-    .expect("a runtime")
+    Host::new(HostConfig::new(compiler())).expect("a runtime")
 }
 
 fn request(source: &str, functions: &[&str]) -> CompileRequest {
@@ -57,10 +53,20 @@ fn css(response: CompileResponse) -> String {
     }
 }
 
+/// How long a test waits for any one message before it fails.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The next message, or a test failure after [`PATIENCE`].
+fn next(compilation: &mut sass_embedded_core::Compilation) -> Received {
+    compilation
+        .recv_timeout(PATIENCE)
+        .expect("no message from the compiler within a minute")
+}
+
 /// Receives until the compile response, failing on anything else.
 fn finish(compilation: &mut sass_embedded_core::Compilation) -> CompileResponse {
     loop {
-        match compilation.recv() {
+        match next(compilation) {
             Received::Message(Message::CompileResponse(response)) => return response,
             Received::Message(Message::LogEvent(_)) | Received::Woken => continue,
             other => panic!("unexpected {other:?}"),
@@ -80,7 +86,9 @@ fn unquoted(text: &str) -> Value {
 #[test]
 fn compiles_a_string() {
     let host = host();
-    let mut compilation = host.compile(&request("a { b: 1px + 2px }", &[])).unwrap();
+    let mut compilation = host
+        .compile(&request("a { b: 1px + 2px }", &[]), false)
+        .unwrap();
     assert_eq!(css(finish(&mut compilation)), "a {\n  b: 3px;\n}");
     host.close();
 }
@@ -103,9 +111,9 @@ fn answers_version_requests() {
 fn function_calls_reach_the_caller_and_answers_reach_the_compiler() {
     let host = host();
     let mut compilation = host
-        .compile(&request("a { b: foo(1) }", &["foo($x)"]))
+        .compile(&request("a { b: foo(1) }", &["foo($x)"]), false)
         .unwrap();
-    let Received::Message(Message::FunctionCallRequest(call)) = compilation.recv() else {
+    let Received::Message(Message::FunctionCallRequest(call)) = next(&mut compilation) else {
         panic!("expected a function call");
     };
     assert_eq!(call.arguments.len(), 1);
@@ -131,7 +139,7 @@ fn concurrent_compilations_each_get_their_own_result() {
             scope.spawn(move || {
                 for index in 0..50 {
                     let source = format!(".t{thread}-{index} {{ v: {index} }}");
-                    let mut compilation = host.compile(&request(&source, &[])).unwrap();
+                    let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
                     assert_eq!(
                         css(finish(&mut compilation)),
                         format!(".t{thread}-{index} {{\n  v: {index};\n}}")
@@ -147,9 +155,9 @@ fn concurrent_compilations_each_get_their_own_result() {
 fn an_abandoned_compilation_is_finished_by_the_host() {
     let host = host();
     let mut abandoned = host
-        .compile(&request("a { b: foo() foo() foo() }", &["foo()"]))
+        .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
         .unwrap();
-    let Received::Message(Message::FunctionCallRequest(_)) = abandoned.recv() else {
+    let Received::Message(Message::FunctionCallRequest(_)) = next(&mut abandoned) else {
         panic!("expected a function call");
     };
     // The caller goes away without answering: the drop answers for it and the
@@ -158,7 +166,7 @@ fn an_abandoned_compilation_is_finished_by_the_host() {
 
     for index in 0..20 {
         let source = format!("x{index} {{ y: {index} }}");
-        let mut compilation = host.compile(&request(&source, &[])).unwrap();
+        let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
         assert_eq!(
             css(finish(&mut compilation)),
             format!("x{index} {{\n  y: {index};\n}}")
@@ -171,9 +179,9 @@ fn an_abandoned_compilation_is_finished_by_the_host() {
 fn a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh() {
     let host = host();
     let mut waiting = host
-        .compile(&request("a { b: foo() }", &["foo()"]))
+        .compile(&request("a { b: foo() }", &["foo()"]), false)
         .unwrap();
-    let Received::Message(Message::FunctionCallRequest(_)) = waiting.recv() else {
+    let Received::Message(Message::FunctionCallRequest(_)) = next(&mut waiting) else {
         panic!("expected a function call");
     };
     let pid = host.compiler_pid().expect("a running compiler");
@@ -183,7 +191,7 @@ fn a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh() {
         .unwrap();
 
     let started = Instant::now();
-    match waiting.recv() {
+    match next(&mut waiting) {
         Received::Failed(HostError::Exited { status, .. }) => {
             assert!(status.contains("signal 9 (SIGKILL)"), "{status}");
         }
@@ -191,7 +199,7 @@ fn a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh() {
     }
     assert!(started.elapsed() < Duration::from_secs(5));
 
-    let mut next = host.compile(&request("c { d: e }", &[])).unwrap();
+    let mut next = host.compile(&request("c { d: e }", &[]), false).unwrap();
     assert_eq!(css(finish(&mut next)), "c {\n  d: e;\n}");
     assert_ne!(host.compiler_pid(), Some(pid));
     host.close();
@@ -199,12 +207,8 @@ fn a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh() {
 
 #[test]
 fn a_missing_compiler_is_a_spawn_error() {
-    let host = Host::new(HostConfig {
-        command: CompilerCommand::new("/nonexistent/sass"),
-        idle_timeout: None,
-    })
-    .unwrap();
-    let error = host.compile(&request("a {}", &[])).unwrap_err();
+    let host = Host::new(HostConfig::new(CompilerCommand::new("/nonexistent/sass"))).unwrap();
+    let error = host.compile(&request("a {}", &[]), false).unwrap_err();
     assert!(matches!(error, HostError::Spawn { .. }), "{error:?}");
 }
 
@@ -214,7 +218,73 @@ fn closed_hosts_refuse_work() {
     host.close();
     assert!(host.is_closed());
     assert_eq!(
-        host.compile(&request("a {}", &[])).unwrap_err(),
+        host.compile(&request("a {}", &[]), false).unwrap_err(),
         HostError::Closed
     );
+}
+
+/// Starts `count` compilations that each stop in a function call, and returns
+/// them still waiting for the answer.
+fn suspended(host: &Host, count: usize) -> Vec<sass_embedded_core::Compilation> {
+    (0..count)
+        .map(|_| {
+            let mut compilation = host
+                .compile(&request("a { b: hold() }", &["hold()"]), false)
+                .unwrap();
+            let Received::Message(Message::FunctionCallRequest(_)) = next(&mut compilation) else {
+                panic!("expected a function call");
+            };
+            compilation
+        })
+        .collect()
+}
+
+#[test]
+fn a_nested_compile_gets_a_free_slot_even_when_every_compiler_is_full() {
+    let mut config = HostConfig::new(compiler());
+    config.max_processes = 1;
+    let host = Host::new(config).unwrap();
+    let held = suspended(&host, sass_embedded_core::host::SLOTS_PER_COMPILER);
+    assert_eq!(host.compiler_pids().len(), 1);
+
+    // Every slot of the only allowed compiler is held by a compilation that
+    // waits for its caller; a nested compile there would wait forever.
+    let mut nested = host.compile(&request("n { o: p }", &[]), true).unwrap();
+    assert_eq!(css(finish(&mut nested)), "n {\n  o: p;\n}");
+    assert_eq!(
+        host.compiler_pids().len(),
+        2,
+        "a second compiler was started"
+    );
+    drop(held);
+    host.close();
+}
+
+#[test]
+fn top_level_compiles_beyond_the_limit_queue_in_a_compiler() {
+    let mut config = HostConfig::new(compiler());
+    config.max_processes = 1;
+    let host = Host::new(config).unwrap();
+    let held = suspended(&host, sass_embedded_core::host::SLOTS_PER_COMPILER);
+    let mut queued = host.compile(&request("q { r: s }", &[]), false).unwrap();
+    assert_eq!(
+        host.compiler_pids().len(),
+        1,
+        "no compiler beyond the limit"
+    );
+    // Releasing one slot lets the queued compile run.
+    drop(held);
+    assert_eq!(css(finish(&mut queued)), "q {\n  r: s;\n}");
+    host.close();
+}
+
+#[test]
+fn compiles_fill_free_slots_before_starting_compilers() {
+    let host = host();
+    let held = suspended(&host, 3);
+    let mut compilation = host.compile(&request("t { u: v }", &[]), false).unwrap();
+    assert_eq!(css(finish(&mut compilation)), "t {\n  u: v;\n}");
+    assert_eq!(host.compiler_pids().len(), 1);
+    drop(held);
+    host.close();
 }
