@@ -82,6 +82,43 @@ class CompilerFailureTest < Minitest::Test
     end
   end
 
+  def test_compiler_that_never_answers_and_floods_stderr_fails_at_the_startup_timeout
+    in_tmpdir do |dir|
+      path = fake_compiler(dir, "exec yes 'flooding stderr instead of answering' >&2")
+      with_compiler_env(path, SASS_EMBEDDED_STARTUP_TIMEOUT: '1') do
+        start = monotonic_now
+        error = assert_raises(Errno::EPROTO) { new_compiler.compile_string('a { b: c }') }
+        assert_operator elapsed_since(start), :<, 10
+        assert_match(/did not answer the version request within 1\.0 s of starting; its last lines on stderr:/,
+                     error.message)
+        assert_match(/(  flooding stderr instead of answering\n){5}/, error.message)
+        assert_operator error.message.bytesize, :<, 8192, 'the stderr tail is bounded'
+      end
+    end
+  end
+
+  def test_compiler_flooding_stderr_while_working_keeps_working
+    real = Sass::Embedded.const_get(:CompilerCommand).resolve
+    in_tmpdir do |dir|
+      command = real.map { |part| "'#{part}'" }.join(' ')
+      path = fake_compiler(dir, "yes 'noise on stderr' >&2 &\nexec #{command} \"$@\"")
+      with_compiler_env(path) do
+        compiler = new_compiler
+        200.times { |i| assert_equal "a {\n  b: #{i};\n}", compiler.compile_string("a { b: #{i} }").css }
+        rss = File.read("/proc/#{Process.pid}/status")[/VmRSS:\s+(\d+)/, 1].to_i
+        assert_operator rss, :<, 512 * 1024, 'the flood did not pile up in memory'
+      end
+    end
+  end
+
+  def test_invalid_startup_timeout
+    with_compiler_env(Sass::Embedded.const_get(:CompilerCommand).resolve.first,
+                      SASS_EMBEDDED_STARTUP_TIMEOUT: 'soon') do
+      error = assert_raises(ArgumentError) { new_compiler.compile_string('a { b: c }') }
+      assert_match(/SASS_EMBEDDED_STARTUP_TIMEOUT must be a positive number/, error.message)
+    end
+  end
+
   def test_compiler_killed_mid_compile_fails_that_compile_and_the_next_starts_a_new_one
     compiler = new_compiler
     compiler.compile_string('a { b: c }')

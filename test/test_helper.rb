@@ -52,13 +52,15 @@ module SassTestHelpers
     path
   end
 
-  # Runs the block with SASS_EMBEDDED_COMPILER set to +path+.
-  def with_compiler_env(path)
-    previous = ENV.fetch('SASS_EMBEDDED_COMPILER', nil)
-    ENV['SASS_EMBEDDED_COMPILER'] = path
+  # Runs the block with SASS_EMBEDDED_COMPILER set to +path+ (and other
+  # variables as given).
+  def with_compiler_env(path, **variables)
+    variables = { 'SASS_EMBEDDED_COMPILER' => path }.merge(variables.transform_keys(&:to_s))
+    previous = variables.keys.to_h { |name| [name, ENV.fetch(name, nil)] }
+    variables.each { |name, value| ENV[name] = value }
     yield
   ensure
-    ENV['SASS_EMBEDDED_COMPILER'] = previous
+    previous.each { |name, value| ENV[name] = value }
   end
 
   # A stylesheet that keeps the compiler busy for seconds without any callback,

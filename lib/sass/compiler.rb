@@ -217,7 +217,8 @@ module Sass
         raise IOError, 'closed compiler' if @closed
 
         if @host.nil? || @host_pid != Process.pid
-          @host = Embedded::Host.new(Embedded.const_get(:CompilerCommand).resolve, @idle_timeout, @max_processes)
+          command = Embedded.const_get(:CompilerCommand)
+          @host = Embedded::Host.new(command.resolve, @idle_timeout, @max_processes, command.startup_timeout)
           @host_pid = Process.pid
         end
         @host

@@ -10,21 +10,37 @@ use sass_embedded_core::{CompilerCommand, Host, HostConfig};
 use crate::errors::{self, guard};
 use crate::{gvl, session};
 
+/// A duration given in seconds: positive, or nil for none (infinite counts
+/// as none).
+fn seconds(ruby: &Ruby, name: &str, seconds: Option<f64>) -> Result<Option<Duration>, Error> {
+    match seconds {
+        None => Ok(None),
+        Some(seconds) if seconds.is_infinite() && seconds > 0.0 => Ok(None),
+        Some(seconds) if seconds > 0.0 => Ok(Some(Duration::from_secs_f64(seconds))),
+        Some(seconds) => Err(errors::argument_error(
+            ruby,
+            format!("{name} must be positive, got {seconds}"),
+        )),
+    }
+}
+
 /// The native half of a `Sass::Compiler`.
 #[magnus::wrap(class = "Sass::Embedded::Host", free_immediately, size)]
 pub struct RubyHost(Host);
 
 impl RubyHost {
-    /// `Host.new(command, idle_timeout, max_processes)`: `command` is the
-    /// compiler's program and the arguments before `--embedded`;
-    /// `idle_timeout` (seconds or nil) closes the compiler after that long
-    /// unused; `max_processes` (or nil for the default) limits the compilers
-    /// top-level compiles use.
+    /// `Host.new(command, idle_timeout, max_processes, startup_timeout)`:
+    /// `command` is the compiler's program and the arguments before
+    /// `--embedded`; `idle_timeout` (seconds or nil) closes the compiler after
+    /// that long unused; `max_processes` (or nil for the default) limits the
+    /// compilers top-level compiles use; `startup_timeout` (seconds or nil for
+    /// the default) is how long a compiler may take to answer at start.
     fn new(
         ruby: &Ruby,
         command: RArray,
         idle_timeout: Option<f64>,
         max_processes: Option<usize>,
+        startup_timeout: Option<f64>,
     ) -> Result<Self, Error> {
         guard(ruby, || {
             let mut parts = command.into_iter().map(crate::conversion::rust_string);
@@ -35,20 +51,13 @@ impl RubyHost {
             for arg in parts {
                 command.args.push(arg?.into());
             }
-            let idle_timeout = match idle_timeout {
-                Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
-                    Some(Duration::from_secs_f64(seconds))
-                }
-                Some(seconds) if seconds.is_nan() || seconds <= 0.0 => {
-                    return Err(errors::argument_error(
-                        ruby,
-                        format!("idle_timeout must be positive, got {seconds}"),
-                    ))
-                }
-                _ => None,
-            };
+            let idle_timeout = seconds(ruby, "idle_timeout", idle_timeout)?;
+            let startup_timeout = seconds(ruby, "startup_timeout", startup_timeout)?;
             let mut config = HostConfig::new(command);
             config.idle_timeout = idle_timeout;
+            if let Some(startup_timeout) = startup_timeout {
+                config.startup_timeout = startup_timeout;
+            }
             match max_processes {
                 Some(0) => {
                     return Err(errors::argument_error(
@@ -143,7 +152,7 @@ impl RubyHost {
         let sass = ruby.define_module("Sass")?;
         let embedded = sass.define_module("Embedded")?;
         let class = embedded.define_class("Host", ruby.class_object())?;
-        class.define_singleton_method("new", function!(RubyHost::new, 3))?;
+        class.define_singleton_method("new", function!(RubyHost::new, 4))?;
         class.define_method("compile", method!(RubyHost::compile, 2))?;
         class.define_method("version", method!(RubyHost::version, 0))?;
         class.define_method("close", method!(RubyHost::close, 0))?;

@@ -11,6 +11,10 @@ module Sass
       # The environment variable that overrides the compiler.
       ENV_NAME = 'SASS_EMBEDDED_COMPILER'
 
+      # The environment variable with the seconds a starting compiler may take
+      # to answer (default 30).
+      STARTUP_TIMEOUT_ENV_NAME = 'SASS_EMBEDDED_STARTUP_TIMEOUT'
+
       module_function
 
       # The command that starts the compiler: the program and the arguments that
@@ -26,6 +30,18 @@ module Sass
         return [dart, snapshot] if File.executable?(dart) && File.file?(snapshot)
 
         [File.join(DIRECTORY, 'sass')]
+      end
+
+      # @return [Float, nil] +SASS_EMBEDDED_STARTUP_TIMEOUT+ in seconds, or nil
+      #   for the default
+      def startup_timeout
+        value = ENV.fetch(STARTUP_TIMEOUT_ENV_NAME, nil)
+        return nil if value.nil? || value.empty?
+
+        seconds = Float(value, exception: false)
+        return seconds if seconds&.positive?
+
+        raise ArgumentError, "#{STARTUP_TIMEOUT_ENV_NAME} must be a positive number of seconds, got #{value.inspect}"
       end
     end
 

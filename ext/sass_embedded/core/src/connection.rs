@@ -135,6 +135,16 @@ impl ProcessState {
     }
 }
 
+/// How a connection treats its compiler over time.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// Close the compiler after this long with nothing in flight.
+    pub idle: Option<Duration>,
+    /// Fail the compiler if it has not answered the version handshake this
+    /// long after it started (a wrong program, or one that hangs).
+    pub startup: Duration,
+}
+
 /// One running compiler and its routing table.
 #[derive(Debug)]
 pub struct Connection {
@@ -151,7 +161,7 @@ impl Connection {
     pub fn start(
         command: &CompilerCommand,
         runtime: &Handle,
-        idle_timeout: Option<Duration>,
+        timeouts: Timeouts,
     ) -> Result<Arc<Self>, HostError> {
         let spawned = process::spawn(command)?;
         let command_line = command.to_string();
@@ -222,9 +232,14 @@ impl Connection {
             outbox.clone(),
             process.clone(),
         ));
-        if let Some(timeout) = idle_timeout {
+        if let Some(timeout) = timeouts.idle {
             runtime.spawn(idle_watch(dispatcher.clone(), outbox.clone(), timeout));
         }
+        runtime.spawn(startup_watch(
+            dispatcher.clone(),
+            process.clone(),
+            timeouts.startup,
+        ));
 
         Ok(Arc::new(Self {
             dispatcher,
@@ -478,6 +493,26 @@ async fn read_packets(
             }
         }
     }
+}
+
+/// Fails and kills a compiler that has not answered the version handshake
+/// within `timeout`.
+async fn startup_watch(dispatcher: Arc<Dispatcher>, process: Arc<ProcessState>, timeout: Duration) {
+    tokio::time::sleep(timeout).await;
+    if dispatcher.handshake_done() || dispatcher.failure().is_some() {
+        return;
+    }
+    // Fail before killing, so that this, not the end of its output that the
+    // kill causes, is what callers are told.
+    dispatcher.fail(HostError::Protocol {
+        command: process.command.clone(),
+        message: format!(
+            "it did not answer the version request within {:.1} s of starting",
+            timeout.as_secs_f64()
+        ),
+        stderr: process.stderr_tail(),
+    });
+    process.kill();
 }
 
 /// Closes the compiler once nothing has been in flight for `timeout`.

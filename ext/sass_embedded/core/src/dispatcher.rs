@@ -378,6 +378,11 @@ impl Dispatcher {
         self.lock().closing = true;
     }
 
+    /// Whether the compiler has answered the version handshake.
+    pub fn handshake_done(&self) -> bool {
+        matches!(self.lock().handshake, Handshake::Done)
+    }
+
     /// Whether new registrations are refused.
     pub fn is_closed(&self) -> bool {
         let table = self.lock();

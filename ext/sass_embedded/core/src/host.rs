@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 
 use crate::compilation::{Compilation, VersionQuery};
-use crate::connection::Connection;
+use crate::connection::{Connection, Timeouts};
 use crate::dispatcher::{RegisterError, Registration};
 use crate::error::HostError;
 use crate::process::CompilerCommand;
@@ -39,6 +39,10 @@ pub const SLOTS_PER_COMPILER: usize = if cfg!(target_pointer_width = "64") {
     7
 };
 
+/// How long a starting compiler has to answer the version handshake, unless
+/// configured otherwise.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long a compiler started beyond the first stays up without work.
 pub const EXTRA_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -54,6 +58,8 @@ pub struct HostConfig {
     /// How many compilers top-level compiles may use (nested compiles may
     /// start more, see the module docs). At least 1.
     pub max_processes: usize,
+    /// How long a starting compiler has to answer the version handshake.
+    pub startup_timeout: Duration,
 }
 
 impl HostConfig {
@@ -63,6 +69,7 @@ impl HostConfig {
             command,
             idle_timeout: None,
             max_processes: default_max_processes(),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
         }
     }
 }
@@ -135,7 +142,7 @@ impl Host {
 
     /// Starts a compiler and adds it to the pool.
     fn start_connection(&self, state: &mut State) -> Result<Arc<Connection>, HostError> {
-        let idle_timeout = if state.connections.is_empty() {
+        let idle = if state.connections.is_empty() {
             self.config.idle_timeout
         } else {
             Some(
@@ -144,8 +151,12 @@ impl Host {
                     .map_or(EXTRA_IDLE_TIMEOUT, |idle| idle.min(EXTRA_IDLE_TIMEOUT)),
             )
         };
+        let timeouts = Timeouts {
+            idle,
+            startup: self.config.startup_timeout,
+        };
         let connection =
-            Connection::start(&self.config.command, self.runtime().handle(), idle_timeout)?;
+            Connection::start(&self.config.command, self.runtime().handle(), timeouts)?;
         state.connections.push(connection.clone());
         Ok(connection)
     }
