@@ -279,21 +279,3 @@ class CompileTest < Minitest::Test
     $VERBOSE = verbose
   end
 end
-
-# Records what a compile logs.
-class RecordingLogger
-  attr_reader :warnings, :debugs
-
-  def initialize
-    @warnings = []
-    @debugs = []
-  end
-
-  def warn(message, deprecation:, deprecation_type:, span:, stack:)
-    @warnings << { message:, deprecation:, deprecation_type:, span:, stack: }
-  end
-
-  def debug(message, span:)
-    @debugs << { message:, span: }
-  end
-end

@@ -105,6 +105,6 @@ class CompilerTest < Minitest::Test
 
   def test_the_shared_compiler_is_one_instance
     assert_same Sass.send(:compiler), Sass.send(:compiler)
-    assert_equal 10.0, Sass.send(:compiler).instance_variable_get(:@idle_timeout)
+    assert_equal 10.0, Sass.send(:compiler).instance_variable_get(:@options)[:idle_timeout]
   end
 end

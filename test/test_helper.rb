@@ -84,6 +84,24 @@ module SassTestHelpers
   end
 end
 
+# Records what a compile logs.
+class RecordingLogger
+  attr_reader :warnings, :debugs
+
+  def initialize
+    @warnings = []
+    @debugs = []
+  end
+
+  def warn(message, deprecation:, deprecation_type:, span:, stack:)
+    @warnings << { message:, deprecation:, deprecation_type:, span:, stack: }
+  end
+
+  def debug(message, span:)
+    @debugs << { message:, span: }
+  end
+end
+
 # Bounds every test in time.
 module SassTestTimeout
   # Seconds one test may take before it fails.

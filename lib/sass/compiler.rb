@@ -24,7 +24,12 @@ module Sass
     # @param max_processes [Integer, nil] how many compiler processes top-level
     #   compiles may use (compiles nested in callbacks may start more, so that
     #   nesting never deadlocks); nil means one per CPU core, at least 2
-    def initialize(idle_timeout: nil, max_processes: nil)
+    # @param dispatch [Symbol] +:multiplexed+ (the default: every compilation
+    #   runs at once, each thread waiting for its own) or +:wait_for+ (one
+    #   compilation at a time under a process-wide lock, the calling thread
+    #   reading the compiler's output itself: the baseline +rake bench+
+    #   compares against)
+    def initialize(idle_timeout: nil, max_processes: nil, dispatch: :multiplexed)
       unless idle_timeout.nil? || (idle_timeout.is_a?(Numeric) && idle_timeout.positive?)
         raise ArgumentError, "idle_timeout must be a positive number or nil, got #{idle_timeout.inspect}"
       end
@@ -32,8 +37,11 @@ module Sass
         raise ArgumentError, "max_processes must be a positive Integer or nil, got #{max_processes.inspect}"
       end
 
-      @idle_timeout = idle_timeout&.to_f
-      @max_processes = max_processes
+      unless %i[multiplexed wait_for].include?(dispatch)
+        raise ArgumentError, "dispatch must be :multiplexed or :wait_for, got #{dispatch.inspect}"
+      end
+
+      @options = { idle_timeout: idle_timeout&.to_f, max_processes:, dispatch: }
       @mutex = Mutex.new
       @host = nil
       @host_pid = nil
@@ -218,7 +226,7 @@ module Sass
 
         if @host.nil? || @host_pid != Process.pid
           command = Embedded.const_get(:CompilerCommand)
-          @host = Embedded::Host.new(command.resolve, @idle_timeout, @max_processes, command.startup_timeout)
+          @host = Embedded::Host.new(command.resolve, @options.merge(startup_timeout: command.startup_timeout))
           @host_pid = Process.pid
         end
         @host

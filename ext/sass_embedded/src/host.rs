@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use magnus::{Error, RArray, RHash, Ruby, Value};
+use magnus::{prelude::*, Error, RArray, RHash, Ruby, Symbol, TryConvert, Value};
+use sass_embedded_core::dispatch::DispatchMode;
 use sass_embedded_core::{CompilerCommand, Host, HostConfig};
 
 use crate::errors::{self, guard};
@@ -12,7 +13,8 @@ use crate::{gvl, session};
 
 /// A duration given in seconds: positive, or nil for none (infinite counts
 /// as none).
-fn seconds(ruby: &Ruby, name: &str, seconds: Option<f64>) -> Result<Option<Duration>, Error> {
+fn seconds(ruby: &Ruby, name: &str, value: Option<Value>) -> Result<Option<Duration>, Error> {
+    let seconds = value.map(f64::try_convert).transpose()?;
     match seconds {
         None => Ok(None),
         Some(seconds) if seconds.is_infinite() && seconds > 0.0 => Ok(None),
@@ -29,19 +31,14 @@ fn seconds(ruby: &Ruby, name: &str, seconds: Option<f64>) -> Result<Option<Durat
 pub struct RubyHost(Host);
 
 impl RubyHost {
-    /// `Host.new(command, idle_timeout, max_processes, startup_timeout)`:
-    /// `command` is the compiler's program and the arguments before
-    /// `--embedded`; `idle_timeout` (seconds or nil) closes the compiler after
-    /// that long unused; `max_processes` (or nil for the default) limits the
-    /// compilers top-level compiles use; `startup_timeout` (seconds or nil for
-    /// the default) is how long a compiler may take to answer at start.
-    fn new(
-        ruby: &Ruby,
-        command: RArray,
-        idle_timeout: Option<f64>,
-        max_processes: Option<usize>,
-        startup_timeout: Option<f64>,
-    ) -> Result<Self, Error> {
+    /// `Host.new(command, options)`: `command` is the compiler's program and
+    /// the arguments before `--embedded`; `options` may hold `idle_timeout`
+    /// (seconds: close the first compiler after that long unused),
+    /// `max_processes` (the limit on compilers for top-level compiles),
+    /// `startup_timeout` (seconds a compiler may take to answer at start) and
+    /// `dispatch` (`:multiplexed` or `:wait_for`). Absent or nil means the
+    /// default.
+    fn new(ruby: &Ruby, command: RArray, options: RHash) -> Result<Self, Error> {
         guard(ruby, || {
             let mut parts = command.into_iter().map(crate::conversion::rust_string);
             let program = parts
@@ -51,22 +48,35 @@ impl RubyHost {
             for arg in parts {
                 command.args.push(arg?.into());
             }
-            let idle_timeout = seconds(ruby, "idle_timeout", idle_timeout)?;
-            let startup_timeout = seconds(ruby, "startup_timeout", startup_timeout)?;
+            let option = |name: &str| options.get(ruby.to_symbol(name)).filter(|v| !v.is_nil());
+
             let mut config = HostConfig::new(command);
-            config.idle_timeout = idle_timeout;
-            if let Some(startup_timeout) = startup_timeout {
-                config.startup_timeout = startup_timeout;
+            config.idle_timeout = seconds(ruby, "idle_timeout", option("idle_timeout"))?;
+            if let Some(startup) = seconds(ruby, "startup_timeout", option("startup_timeout"))? {
+                config.startup_timeout = startup;
             }
-            match max_processes {
-                Some(0) => {
-                    return Err(errors::argument_error(
-                        ruby,
-                        "max_processes must be at least 1",
-                    ))
+            if let Some(max) = option("max_processes") {
+                match usize::try_convert(max) {
+                    Ok(max) if max > 0 => config.max_processes = max,
+                    _ => {
+                        return Err(errors::argument_error(
+                            ruby,
+                            "max_processes must be a positive Integer",
+                        ))
+                    }
                 }
-                Some(max) => config.max_processes = max,
-                None => {}
+            }
+            if let Some(dispatch) = option("dispatch") {
+                config.dispatch = match Symbol::try_convert(dispatch)?.name()?.as_ref() {
+                    "multiplexed" => DispatchMode::Multiplexed,
+                    "wait_for" => DispatchMode::WaitFor,
+                    other => {
+                        return Err(errors::argument_error(
+                            ruby,
+                            format!("dispatch must be :multiplexed or :wait_for, got :{other}"),
+                        ))
+                    }
+                };
             }
             let host = Host::new(config).map_err(|error| {
                 Error::new(
@@ -145,6 +155,14 @@ impl RubyHost {
         self.0.config().max_processes
     }
 
+    /// `host.dispatch`: `:multiplexed` or `:wait_for`.
+    fn dispatch(ruby: &Ruby, rb_self: &Self) -> Symbol {
+        ruby.to_symbol(match rb_self.0.config().dispatch {
+            DispatchMode::Multiplexed => "multiplexed",
+            DispatchMode::WaitFor => "wait_for",
+        })
+    }
+
     /// Defines the class and its methods.
     pub fn define(ruby: &Ruby) -> Result<(), Error> {
         use magnus::{function, method, Module, Object};
@@ -152,7 +170,7 @@ impl RubyHost {
         let sass = ruby.define_module("Sass")?;
         let embedded = sass.define_module("Embedded")?;
         let class = embedded.define_class("Host", ruby.class_object())?;
-        class.define_singleton_method("new", function!(RubyHost::new, 4))?;
+        class.define_singleton_method("new", function!(RubyHost::new, 2))?;
         class.define_method("compile", method!(RubyHost::compile, 2))?;
         class.define_method("version", method!(RubyHost::version, 0))?;
         class.define_method("close", method!(RubyHost::close, 0))?;
@@ -160,6 +178,7 @@ impl RubyHost {
         class.define_method("compiler_pid", method!(RubyHost::compiler_pid, 0))?;
         class.define_method("compiler_pids", method!(RubyHost::compiler_pids, 0))?;
         class.define_method("max_processes", method!(RubyHost::max_processes, 0))?;
+        class.define_method("dispatch", method!(RubyHost::dispatch, 0))?;
         Ok(())
     }
 }

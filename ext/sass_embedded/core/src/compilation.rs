@@ -13,9 +13,10 @@
 
 use std::sync::Arc;
 
-use crossbeam_channel::TryRecvError;
+use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 
 use crate::connection::Connection;
+use crate::dispatch::{wait_for, Transport};
 use crate::dispatcher::{error_reply, Event, Registration, Waker, ABANDONED};
 use crate::error::HostError;
 use crate::framing::encode_packet;
@@ -100,11 +101,117 @@ pub enum Received {
     Woken,
 }
 
+/// Where a caller's events come from: its channel, filled by the reader task
+/// (multiplexed mode) or by the caller's own reading (wait_for mode).
+#[derive(Debug)]
+struct Inbox {
+    registration: Registration,
+    connection: Arc<Connection>,
+    /// The wait_for mode's state: the request until the baton is held, then
+    /// the baton.
+    turn: Option<Turn>,
+}
+
+#[derive(Debug)]
+struct Turn {
+    io: Arc<wait_for::Inline>,
+    request: Option<Vec<u8>>,
+    baton: Option<wait_for::Baton>,
+}
+
+impl Inbox {
+    /// Sends the request `packet` now (multiplexed) or once the baton is held
+    /// (wait_for).
+    fn new(
+        connection: Arc<Connection>,
+        registration: Registration,
+        packet: Vec<u8>,
+    ) -> Result<Self, HostError> {
+        let turn = match connection.transport() {
+            Transport::WaitFor(io) => Some(Turn {
+                io: io.clone(),
+                request: Some(packet),
+                baton: None,
+            }),
+            Transport::Multiplexed(_) => {
+                connection.send(packet)?;
+                None
+            }
+        };
+        Ok(Self {
+            registration,
+            connection,
+            turn,
+        })
+    }
+
+    fn waker(&self) -> Waker {
+        let waker = self.registration.waker.clone();
+        match &self.turn {
+            Some(turn) => waker.with_poll(turn.io.poll_waker()),
+            None => waker,
+        }
+    }
+
+    /// The next event; `None` if the channel is gone.
+    fn recv(&mut self) -> Option<Event> {
+        let Some(turn) = &mut self.turn else {
+            return self.registration.inbox.recv().ok();
+        };
+        loop {
+            match self.registration.inbox.try_recv() {
+                Ok(event) => return Some(event),
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) => {}
+            }
+            if turn.baton.is_none() {
+                match wait_for::acquire(&self.registration.inbox) {
+                    wait_for::Acquired::Event(event) => return Some(*event),
+                    wait_for::Acquired::Baton(baton) => turn.baton = Some(baton),
+                }
+                if let Some(request) = turn.request.take() {
+                    if turn.io.send(&request).is_err() {
+                        return Some(Event::Failed(self.connection.gone()));
+                    }
+                }
+                continue;
+            }
+            if turn.io.pump() {
+                // The output ended: the dispatcher failed every caller, but
+                // a caller registered too late would wait forever.
+                if let Ok(event) = self.registration.inbox.try_recv() {
+                    return Some(event);
+                }
+                return Some(Event::Failed(self.connection.gone()));
+            }
+        }
+    }
+
+    /// Like [`recv`](Self::recv), giving up after `timeout` (in the wait_for
+    /// mode the reading itself is not bounded).
+    fn recv_timeout(&mut self, timeout: std::time::Duration) -> Result<Event, RecvTimeoutError> {
+        if self.turn.is_some() {
+            return self.recv().ok_or(RecvTimeoutError::Disconnected);
+        }
+        self.registration.inbox.recv_timeout(timeout)
+    }
+
+    fn try_recv(&mut self) -> Result<Event, TryRecvError> {
+        self.registration.inbox.try_recv()
+    }
+
+    /// Gives the baton back (wait_for mode) once the compilation is over.
+    fn release(&mut self) {
+        if let Some(turn) = &mut self.turn {
+            turn.baton = None;
+        }
+    }
+}
+
 /// One compilation in flight, as its caller sees it.
 #[derive(Debug)]
 pub struct Compilation {
-    registration: Registration,
-    connection: Arc<Connection>,
+    inbox: Inbox,
     owed: Vec<Owed>,
     finished: bool,
 }
@@ -116,33 +223,31 @@ impl Compilation {
         registration: Registration,
         request: &inbound_message::CompileRequest,
     ) -> Result<Self, HostError> {
-        let compilation = Self {
-            registration,
-            connection,
-            owed: Vec::new(),
-            finished: false,
-        };
         let message = InboundMessage {
             message: Some(inbound_message::Message::CompileRequest(request.clone())),
         };
-        compilation.send(&message)?;
-        Ok(compilation)
+        let packet = encode_packet(registration.id, &message);
+        Ok(Self {
+            inbox: Inbox::new(connection, registration, packet)?,
+            owed: Vec::new(),
+            finished: false,
+        })
     }
 
     /// The compilation id.
     pub fn id(&self) -> u32 {
-        self.registration.id
+        self.inbox.registration.id
     }
 
     /// The process id of the compiler running this compilation.
     pub fn compiler_pid(&self) -> u32 {
-        self.connection.pid()
+        self.inbox.connection.pid()
     }
 
     /// A waker that makes a blocked [`recv`](Self::recv) return
     /// [`Received::Woken`]; safe to call from any thread.
     pub fn waker(&self) -> Waker {
-        self.registration.waker.clone()
+        self.inbox.waker()
     }
 
     /// Whether the compilation is over (its response or a failure arrived).
@@ -152,23 +257,23 @@ impl Compilation {
 
     /// Blocks until the next message, failure or wake.
     pub fn recv(&mut self) -> Received {
-        let event = self.registration.inbox.recv();
-        self.take(event.ok())
+        let event = self.inbox.recv();
+        self.take(event)
     }
 
     /// Like [`recv`](Self::recv), but gives up after `timeout` (returning
     /// `None`).
     pub fn recv_timeout(&mut self, timeout: std::time::Duration) -> Option<Received> {
-        match self.registration.inbox.recv_timeout(timeout) {
+        match self.inbox.recv_timeout(timeout) {
             Ok(event) => Some(self.take(Some(event))),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(self.take(None)),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => Some(self.take(None)),
         }
     }
 
     /// The next message, failure or wake, if one is waiting.
     pub fn try_recv(&mut self) -> Option<Received> {
-        match self.registration.inbox.try_recv() {
+        match self.inbox.try_recv() {
             Ok(event) => Some(self.take(Some(event))),
             Err(TryRecvError::Empty) => None,
             Err(TryRecvError::Disconnected) => Some(self.take(None)),
@@ -176,7 +281,7 @@ impl Compilation {
     }
 
     fn take(&mut self, event: Option<Event>) -> Received {
-        match event {
+        let received = match event {
             Some(Event::Message(message)) => {
                 if matches!(message, outbound_message::Message::CompileResponse(_)) {
                     self.finished = true;
@@ -196,7 +301,11 @@ impl Compilation {
                 self.finished = true;
                 Received::Failed(HostError::Closed)
             }
+        };
+        if self.finished {
+            self.inbox.release();
         }
+        received
     }
 
     /// Sends the answer to a request this compilation received.
@@ -210,8 +319,9 @@ impl Compilation {
     }
 
     fn send(&self, message: &InboundMessage) -> Result<(), HostError> {
-        self.connection
-            .send(encode_packet(self.registration.id, message))
+        self.inbox
+            .connection
+            .send(encode_packet(self.inbox.registration.id, message))
     }
 }
 
@@ -221,8 +331,9 @@ impl Drop for Compilation {
             return;
         }
         // From here on the reader answers this compilation's requests itself.
-        let dispatcher = self.connection.dispatcher();
-        dispatcher.detach(self.registration.id, self.registration.token);
+        let registration = &self.inbox.registration;
+        let dispatcher = self.inbox.connection.dispatcher();
+        dispatcher.detach(registration.id, registration.token);
         // Requests already taken from the channel, or still queued in it,
         // were routed before the detach and are answered here.
         let mut replies: Vec<InboundMessage> = self
@@ -230,7 +341,7 @@ impl Drop for Compilation {
             .drain(..)
             .map(|owed| owed.error_reply(ABANDONED))
             .collect();
-        while let Ok(event) = self.registration.inbox.try_recv() {
+        while let Ok(event) = self.inbox.try_recv() {
             if let Event::Message(message) = event {
                 replies.extend(error_reply(&message, ABANDONED));
             }
@@ -245,8 +356,7 @@ impl Drop for Compilation {
 /// A `VersionRequest` in flight.
 #[derive(Debug)]
 pub struct VersionQuery {
-    registration: Registration,
-    connection: Arc<Connection>,
+    inbox: Inbox,
 }
 
 impl VersionQuery {
@@ -261,50 +371,50 @@ impl VersionQuery {
                 },
             )),
         };
-        connection.send(encode_packet(
-            crate::protocol::VERSION_COMPILATION_ID,
-            &message,
-        ))?;
+        let packet = encode_packet(crate::protocol::VERSION_COMPILATION_ID, &message);
         Ok(Self {
-            registration,
-            connection,
+            inbox: Inbox::new(connection, registration, packet)?,
         })
     }
 
     /// A waker that makes a blocked [`recv`](Self::recv) return
     /// [`Received::Woken`].
     pub fn waker(&self) -> Waker {
-        self.registration.waker.clone()
+        self.inbox.waker()
     }
 
     /// Blocks until the response, a failure or a wake.
-    pub fn recv(&self) -> Received {
-        Self::take(self.registration.inbox.recv().ok())
+    pub fn recv(&mut self) -> Received {
+        let event = self.inbox.recv();
+        self.take(event)
     }
 
     /// The response, a failure or a wake, if one is waiting.
-    pub fn try_recv(&self) -> Option<Received> {
-        match self.registration.inbox.try_recv() {
-            Ok(event) => Some(Self::take(Some(event))),
+    pub fn try_recv(&mut self) -> Option<Received> {
+        match self.inbox.try_recv() {
+            Ok(event) => Some(self.take(Some(event))),
             Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Self::take(None)),
+            Err(TryRecvError::Disconnected) => Some(self.take(None)),
         }
     }
 
-    fn take(event: Option<Event>) -> Received {
-        match event {
+    fn take(&mut self, event: Option<Event>) -> Received {
+        let received = match event {
             Some(Event::Message(message)) => Received::Message(message),
             Some(Event::Failed(error)) => Received::Failed(error),
-            Some(Event::Wake) => Received::Woken,
+            Some(Event::Wake) => return Received::Woken,
             None => Received::Failed(HostError::Closed),
-        }
+        };
+        self.inbox.release();
+        received
     }
 }
 
 impl Drop for VersionQuery {
     fn drop(&mut self) {
-        self.connection
+        self.inbox
+            .connection
             .dispatcher()
-            .forget_version(self.registration.id);
+            .forget_version(self.inbox.registration.id);
     }
 }

@@ -36,15 +36,32 @@ pub enum Event {
     Wake,
 }
 
-/// Wakes a caller blocked on its channel (used as Ruby's unblocking function).
+/// Wakes a caller blocked on its channel (used as Ruby's unblocking
+/// function); in the wait_for mode also the `poll` the caller reads in.
 #[derive(Clone, Debug)]
-pub struct Waker(Sender<Event>);
+pub struct Waker {
+    inbox: Sender<Event>,
+    poll: Option<std::sync::Arc<mio::Waker>>,
+}
 
 impl Waker {
+    fn new(inbox: Sender<Event>) -> Self {
+        Self { inbox, poll: None }
+    }
+
+    /// The same waker, also waking `poll`.
+    pub(crate) fn with_poll(mut self, poll: std::sync::Arc<mio::Waker>) -> Self {
+        self.poll = Some(poll);
+        self
+    }
+
     /// Makes the caller's blocking receive return [`Event::Wake`].
     pub fn wake(&self) {
         // The receiver may already be gone; then there is nobody to wake.
-        let _ = self.0.send(Event::Wake);
+        let _ = self.inbox.send(Event::Wake);
+        if let Some(poll) = &self.poll {
+            let _ = poll.wake();
+        }
     }
 }
 
@@ -215,7 +232,7 @@ impl Dispatcher {
             id,
             token,
             inbox,
-            waker: Waker(sender),
+            waker: Waker::new(sender),
         })
     }
 
@@ -239,7 +256,7 @@ impl Dispatcher {
             id,
             token,
             inbox,
-            waker: Waker(sender),
+            waker: Waker::new(sender),
         })
     }
 

@@ -23,6 +23,7 @@ use tokio::runtime::Runtime;
 
 use crate::compilation::{Compilation, VersionQuery};
 use crate::connection::{Connection, Timeouts};
+use crate::dispatch::DispatchMode;
 use crate::dispatcher::{RegisterError, Registration};
 use crate::error::HostError;
 use crate::process::CompilerCommand;
@@ -60,6 +61,8 @@ pub struct HostConfig {
     pub max_processes: usize,
     /// How long a starting compiler has to answer the version handshake.
     pub startup_timeout: Duration,
+    /// How packets travel between callers and compilers.
+    pub dispatch: DispatchMode,
 }
 
 impl HostConfig {
@@ -70,6 +73,7 @@ impl HostConfig {
             idle_timeout: None,
             max_processes: default_max_processes(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            dispatch: DispatchMode::Multiplexed,
         }
     }
 }
@@ -155,8 +159,12 @@ impl Host {
             idle,
             startup: self.config.startup_timeout,
         };
-        let connection =
-            Connection::start(&self.config.command, self.runtime().handle(), timeouts)?;
+        let connection = Connection::start(
+            &self.config.command,
+            self.runtime().handle(),
+            self.config.dispatch,
+            timeouts,
+        )?;
         state.connections.push(connection.clone());
         Ok(connection)
     }
@@ -173,6 +181,16 @@ impl Host {
         // Closing and failed compilers finish on their own; forget them.
         state.connections.retain(|connection| connection.is_open());
 
+        // In the wait_for mode top-level compiles take turns under the baton,
+        // so they all go to the first compiler, whatever its load (compiles
+        // waiting for their turn are registered there already).
+        if self.config.dispatch == DispatchMode::WaitFor && !nested {
+            if let Some(connection) = state.connections.first() {
+                if let Ok(registration) = connection.register_compilation() {
+                    return Ok((connection.clone(), registration));
+                }
+            }
+        }
         // The first compiler with a free slot: packing work onto the first
         // ones lets the extra ones go idle and stop.
         for connection in &state.connections {

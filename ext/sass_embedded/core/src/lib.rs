@@ -15,6 +15,7 @@
 
 pub mod compilation;
 pub mod connection;
+pub mod dispatch;
 pub mod dispatcher;
 pub mod error;
 pub mod framing;

@@ -17,6 +17,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::HostError;
 
@@ -202,10 +203,142 @@ pub async fn capture_stderr(stderr: OwnedFd, tail: Arc<Mutex<StderrTail>>) -> io
         if n == 0 {
             return Ok(());
         }
-        tail.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(&buf[..n]);
+        lock(&tail).push(&buf[..n]);
     }
+}
+
+/// A running compiler: the child, its command line and the tail of its
+/// stderr. Knows how to wait for its end, asynchronously (on the runtime) or
+/// blocking (on a caller's thread), and how to describe it.
+#[derive(Debug)]
+pub struct CompilerProcess {
+    child: Mutex<Child>,
+    pid: u32,
+    stderr: Arc<Mutex<StderrTail>>,
+    stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    command: String,
+}
+
+/// How a compiler ended: the description, and whether a signal ended it.
+pub type Ending = (String, bool);
+
+impl CompilerProcess {
+    /// Wraps a started child; `stderr_task` reads its stderr into `stderr`.
+    pub fn new(
+        child: Child,
+        command: String,
+        stderr: Arc<Mutex<StderrTail>>,
+        stderr_task: tokio::task::JoinHandle<()>,
+    ) -> Self {
+        Self {
+            pid: child.id(),
+            child: Mutex::new(child),
+            stderr,
+            stderr_task: Mutex::new(Some(stderr_task)),
+            command,
+        }
+    }
+
+    /// The compiler's command line, for messages.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The compiler's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The last lines the compiler wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        lock(&self.stderr).snapshot()
+    }
+
+    /// How the compiler ended, if it has.
+    pub fn try_ending(&self) -> Option<Ending> {
+        match lock(&self.child).try_wait() {
+            Ok(Some(status)) => Some((describe_exit(status), status.signal().is_some())),
+            Ok(None) => None,
+            Err(error) => Some((format!("could not be waited for ({error})"), false)),
+        }
+    }
+
+    /// Sends SIGKILL (does nothing if the compiler was already reaped).
+    pub fn kill(&self) {
+        let _ = lock(&self.child).kill();
+    }
+
+    /// Kills the compiler and reaps it; how it ended.
+    fn kill_and_reap(&self) -> Ending {
+        self.kill();
+        // SIGKILL ends a process promptly; reaping it leaves no zombie.
+        let status = lock(&self.child)
+            .wait()
+            .map(describe_exit)
+            .unwrap_or_else(|error| format!("could not be waited for ({error})"));
+        (
+            format!("closed its output but kept running, so it was killed ({status})"),
+            false,
+        )
+    }
+
+    /// Waits on the runtime for the compiler to exit, killing it after
+    /// `grace`.
+    pub async fn ending(&self, grace: Duration) -> Ending {
+        let deadline = Instant::now() + grace;
+        loop {
+            if let Some(ending) = self.try_ending() {
+                return ending;
+            }
+            if Instant::now() >= deadline {
+                return self.kill_and_reap();
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits on this thread for the compiler to exit, killing it after
+    /// `grace`.
+    pub fn ending_blocking(&self, grace: Duration) -> Ending {
+        let deadline = Instant::now() + grace;
+        loop {
+            if let Some(ending) = self.try_ending() {
+                return ending;
+            }
+            if Instant::now() >= deadline {
+                return self.kill_and_reap();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits on the runtime, at most `grace`, until all of stderr was read.
+    pub async fn stderr_settled(&self, grace: Duration) {
+        let task = lock(&self.stderr_task).take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(grace, task).await;
+        }
+    }
+
+    /// Waits on this thread, at most `grace`, until all of stderr was read.
+    pub fn stderr_settled_blocking(&self, grace: Duration) {
+        let deadline = Instant::now() + grace;
+        let finished = || {
+            lock(&self.stderr_task)
+                .as_ref()
+                .map_or(true, tokio::task::JoinHandle::is_finished)
+        };
+        while !finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Locks a mutex whose data stays valid even if a holder panicked.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use sass_embedded_core::dispatch::DispatchMode;
 use sass_embedded_core::protocol::{
     inbound_message::{
         self, compile_request, function_call_response, CompileRequest, FunctionCallResponse,
@@ -30,7 +31,34 @@ fn compiler() -> CompilerCommand {
 }
 
 fn host() -> Host {
-    Host::new(HostConfig::new(compiler())).expect("a runtime")
+    host_in(DispatchMode::Multiplexed)
+}
+
+fn host_in(mode: DispatchMode) -> Host {
+    let mut config = HostConfig::new(compiler());
+    config.dispatch = mode;
+    Host::new(config).expect("a runtime")
+}
+
+/// Runs a test body once per dispatch mode.
+macro_rules! in_both_modes {
+    ($($name:ident($mode:ident) $body:block)*) => {$(
+        mod $name {
+            use super::*;
+
+            fn run($mode: DispatchMode) $body
+
+            #[test]
+            fn multiplexed() {
+                run(DispatchMode::Multiplexed);
+            }
+
+            #[test]
+            fn wait_for() {
+                run(DispatchMode::WaitFor);
+            }
+        }
+    )*};
 }
 
 fn request(source: &str, functions: &[&str]) -> CompileRequest {
@@ -83,126 +111,132 @@ fn unquoted(text: &str) -> Value {
     }
 }
 
-#[test]
-fn compiles_a_string() {
-    let host = host();
-    let mut compilation = host
-        .compile(&request("a { b: 1px + 2px }", &[]), false)
-        .unwrap();
-    assert_eq!(css(finish(&mut compilation)), "a {\n  b: 3px;\n}");
-    host.close();
-}
-
-#[test]
-fn answers_version_requests() {
-    let host = host();
-    let query = host.version().unwrap();
-    match query.recv() {
-        Received::Message(Message::VersionResponse(response)) => {
-            assert!(response.protocol_version.starts_with("3."));
-            assert_eq!(response.implementation_name, "dart-sass");
-        }
-        other => panic!("unexpected {other:?}"),
+in_both_modes! {
+    compiles_a_string(mode) {
+        let host = host_in(mode);
+        let mut compilation = host
+            .compile(&request("a { b: 1px + 2px }", &[]), false)
+            .unwrap();
+        assert_eq!(css(finish(&mut compilation)), "a {\n  b: 3px;\n}");
+        host.close();
     }
-    host.close();
 }
 
-#[test]
-fn function_calls_reach_the_caller_and_answers_reach_the_compiler() {
-    let host = host();
-    let mut compilation = host
-        .compile(&request("a { b: foo(1) }", &["foo($x)"]), false)
-        .unwrap();
-    let Received::Message(Message::FunctionCallRequest(call)) = next(&mut compilation) else {
-        panic!("expected a function call");
-    };
-    assert_eq!(call.arguments.len(), 1);
-    compilation
-        .respond(inbound_message::Message::FunctionCallResponse(
-            FunctionCallResponse {
-                id: call.id,
-                result: Some(function_call_response::Result::Success(unquoted("bar"))),
-                accessed_argument_lists: vec![],
-            },
-        ))
-        .unwrap();
-    assert_eq!(css(finish(&mut compilation)), "a {\n  b: bar;\n}");
-    host.close();
-}
-
-#[test]
-fn concurrent_compilations_each_get_their_own_result() {
-    let host = host();
-    std::thread::scope(|scope| {
-        for thread in 0..16 {
-            let host = &host;
-            scope.spawn(move || {
-                for index in 0..50 {
-                    let source = format!(".t{thread}-{index} {{ v: {index} }}");
-                    let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
-                    assert_eq!(
-                        css(finish(&mut compilation)),
-                        format!(".t{thread}-{index} {{\n  v: {index};\n}}")
-                    );
-                }
-            });
+in_both_modes! {
+    answers_version_requests(mode) {
+        let host = host_in(mode);
+        let mut query = host.version().unwrap();
+        match query.recv() {
+            Received::Message(Message::VersionResponse(response)) => {
+                assert!(response.protocol_version.starts_with("3."));
+                assert_eq!(response.implementation_name, "dart-sass");
+            }
+            other => panic!("unexpected {other:?}"),
         }
-    });
-    host.close();
-}
-
-#[test]
-fn an_abandoned_compilation_is_finished_by_the_host() {
-    let host = host();
-    let mut abandoned = host
-        .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
-        .unwrap();
-    let Received::Message(Message::FunctionCallRequest(_)) = next(&mut abandoned) else {
-        panic!("expected a function call");
-    };
-    // The caller goes away without answering: the drop answers for it and the
-    // reader answers the compiler's next calls until it gives up.
-    drop(abandoned);
-
-    for index in 0..20 {
-        let source = format!("x{index} {{ y: {index} }}");
-        let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
-        assert_eq!(
-            css(finish(&mut compilation)),
-            format!("x{index} {{\n  y: {index};\n}}")
-        );
+        host.close();
     }
-    host.close();
 }
 
-#[test]
-fn a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh() {
-    let host = host();
-    let mut waiting = host
-        .compile(&request("a { b: foo() }", &["foo()"]), false)
-        .unwrap();
-    let Received::Message(Message::FunctionCallRequest(_)) = next(&mut waiting) else {
-        panic!("expected a function call");
-    };
-    let pid = host.compiler_pid().expect("a running compiler");
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+in_both_modes! {
+    function_calls_reach_the_caller_and_answers_reach_the_compiler(mode) {
+        let host = host_in(mode);
+        let mut compilation = host
+            .compile(&request("a { b: foo(1) }", &["foo($x)"]), false)
+            .unwrap();
+        let Received::Message(Message::FunctionCallRequest(call)) = next(&mut compilation) else {
+            panic!("expected a function call");
+        };
+        assert_eq!(call.arguments.len(), 1);
+        compilation
+            .respond(inbound_message::Message::FunctionCallResponse(
+                FunctionCallResponse {
+                    id: call.id,
+                    result: Some(function_call_response::Result::Success(unquoted("bar"))),
+                    accessed_argument_lists: vec![],
+                },
+            ))
+            .unwrap();
+        assert_eq!(css(finish(&mut compilation)), "a {\n  b: bar;\n}");
+        host.close();
+    }
+}
 
-    let started = Instant::now();
-    match next(&mut waiting) {
-        Received::Failed(HostError::Exited { status, .. }) => {
-            assert!(status.contains("signal 9 (SIGKILL)"), "{status}");
+in_both_modes! {
+    concurrent_compilations_each_get_their_own_result(mode) {
+        let host = host_in(mode);
+        std::thread::scope(|scope| {
+            for thread in 0..16 {
+                let host = &host;
+                scope.spawn(move || {
+                    for index in 0..50 {
+                        let source = format!(".t{thread}-{index} {{ v: {index} }}");
+                        let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
+                        assert_eq!(
+                            css(finish(&mut compilation)),
+                            format!(".t{thread}-{index} {{\n  v: {index};\n}}")
+                        );
+                    }
+                });
+            }
+        });
+        host.close();
+    }
+}
+
+in_both_modes! {
+    an_abandoned_compilation_is_finished_by_the_host(mode) {
+        let host = host_in(mode);
+        let mut abandoned = host
+            .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
+            .unwrap();
+        let Received::Message(Message::FunctionCallRequest(_)) = next(&mut abandoned) else {
+            panic!("expected a function call");
+        };
+        // The caller goes away without answering: the drop answers for it and the
+        // reader answers the compiler's next calls until it gives up.
+        drop(abandoned);
+
+        for index in 0..20 {
+            let source = format!("x{index} {{ y: {index} }}");
+            let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
+            assert_eq!(
+                css(finish(&mut compilation)),
+                format!("x{index} {{\n  y: {index};\n}}")
+            );
         }
-        other => panic!("unexpected {other:?}"),
+        host.close();
     }
-    assert!(started.elapsed() < Duration::from_secs(5));
+}
 
-    let mut next = host.compile(&request("c { d: e }", &[]), false).unwrap();
-    assert_eq!(css(finish(&mut next)), "c {\n  d: e;\n}");
-    assert_ne!(host.compiler_pid(), Some(pid));
-    host.close();
+in_both_modes! {
+    a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh(mode) {
+        let host = host_in(mode);
+        let mut waiting = host
+            .compile(&request("a { b: foo() }", &["foo()"]), false)
+            .unwrap();
+        let Received::Message(Message::FunctionCallRequest(_)) = next(&mut waiting) else {
+            panic!("expected a function call");
+        };
+        let pid = host.compiler_pid().expect("a running compiler");
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+
+        let started = Instant::now();
+        match next(&mut waiting) {
+            Received::Failed(HostError::Exited { status, .. }) => {
+                assert!(status.contains("signal 9 (SIGKILL)"), "{status}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+
+        let mut next = host.compile(&request("c { d: e }", &[]), false).unwrap();
+        assert_eq!(css(finish(&mut next)), "c {\n  d: e;\n}");
+        assert_ne!(host.compiler_pid(), Some(pid));
+        host.close();
+    }
 }
 
 #[test]
@@ -286,5 +320,52 @@ fn compiles_fill_free_slots_before_starting_compilers() {
     assert_eq!(css(finish(&mut compilation)), "t {\n  u: v;\n}");
     assert_eq!(host.compiler_pids().len(), 1);
     drop(held);
+    host.close();
+}
+
+#[test]
+fn wait_for_runs_one_compilation_at_a_time_on_one_compiler() {
+    let host = host_in(DispatchMode::WaitFor);
+    std::thread::scope(|scope| {
+        for thread in 0..24 {
+            let host = &host;
+            scope.spawn(move || {
+                let source = format!("w{thread} {{ v: {thread} }}");
+                let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
+                assert_eq!(
+                    css(finish(&mut compilation)),
+                    format!("w{thread} {{\n  v: {thread};\n}}")
+                );
+            });
+        }
+    });
+    assert_eq!(host.compiler_pids().len(), 1);
+    host.close();
+}
+
+#[test]
+fn wait_for_replaces_a_compiler_that_died_while_idle() {
+    let host = host_in(DispatchMode::WaitFor);
+    let mut first = host.compile(&request("a { b: c }", &[]), false).unwrap();
+    assert_eq!(css(finish(&mut first)), "a {\n  b: c;\n}");
+    drop(first);
+    let pid = host.compiler_pid().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    // Nobody reads a wait_for compiler between compiles: the host notices
+    // the death when it next looks for a compiler.
+    let deadline = Instant::now() + PATIENCE;
+    while host.compiler_pid() == Some(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the dead compiler was never noticed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut second = host.compile(&request("d { e: f }", &[]), false).unwrap();
+    assert_eq!(css(finish(&mut second)), "d {\n  e: f;\n}");
+    assert_ne!(host.compiler_pid(), Some(pid));
     host.close();
 }
