@@ -14,8 +14,13 @@ require_relative 'value'
 require_relative 'compiler'
 
 # The native host (`Sass::Embedded::Host`), loaded after the Ruby classes it
-# builds results from.
-require 'sass_embedded'
+# builds results from: beside lib/ in a checkout (and in most installs), or
+# from the gem's extension directory.
+begin
+  require_relative '../sass_embedded'
+rescue LoadError
+  require 'sass_embedded'
+end
 
 # The Sass module: compile Sass to CSS with Dart Sass, run as an embedded
 # compiler by a Rust host inside this process.

@@ -139,8 +139,14 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
 pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
     let request = conversion::compile_request(ruby, request)?;
     let nested = CALLBACK_DEPTH.with(Cell::get) > 0;
-    let mut compilation = blocking(|| host.compile(&request, nested))?
-        .map_err(|error| errors::host_error(ruby, &error))?;
+    // Usually a running compiler has a free slot and this takes microseconds;
+    // only starting a compiler (or waiting for another thread starting one)
+    // is worth releasing the GVL for.
+    let started = match host.try_compile(&request, nested) {
+        Some(started) => started,
+        None => blocking(|| host.compile(&request, nested))?,
+    };
+    let mut compilation = started.map_err(|error| errors::host_error(ruby, &error))?;
     drop(request);
     let context = value::Context {
         compilation: NEXT_COMPILATION_TOKEN.fetch_add(1, Ordering::Relaxed),

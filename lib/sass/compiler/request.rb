@@ -77,7 +77,12 @@ module Sass
         def utf8(value, name)
           raise ArgumentError, "#{name} must be a String, got #{value.class}" unless value.respond_to?(:to_str)
 
-          string = String.new(value.to_str)
+          string = value.to_str
+          # The common case, valid UTF-8 already, is used as it is: the host
+          # reads it before this method's caller returns.
+          return string if string.encoding == Encoding::UTF_8 && string.valid_encoding?
+
+          string = String.new(string)
           string.force_encoding(Encoding::UTF_8) if string.encoding == Encoding::BINARY
           unless string.valid_encoding?
             raise ArgumentError, "#{name} is not valid #{string.encoding}: #{string.scrub.inspect[0, 80]}"

@@ -170,11 +170,22 @@ impl Host {
     }
 
     /// Picks a compiler for a compilation and registers it there.
+    /// With `may_start` false, returns `Ok(None)` instead of starting a
+    /// compiler (or of waiting for the pool's lock).
     fn register_compilation(
         &self,
         nested: bool,
-    ) -> Result<(Arc<Connection>, Registration), HostError> {
-        let mut state = self.lock();
+        may_start: bool,
+    ) -> Result<Option<(Arc<Connection>, Registration)>, HostError> {
+        let mut state = if may_start {
+            self.lock()
+        } else {
+            match self.state.try_lock() {
+                Ok(state) => state,
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+            }
+        };
         if state.closed {
             return Err(HostError::Closed);
         }
@@ -187,7 +198,7 @@ impl Host {
         if self.config.dispatch == DispatchMode::WaitFor && !nested {
             if let Some(connection) = state.connections.first() {
                 if let Ok(registration) = connection.register_compilation() {
-                    return Ok((connection.clone(), registration));
+                    return Ok(Some((connection.clone(), registration)));
                 }
             }
         }
@@ -196,7 +207,7 @@ impl Host {
         for connection in &state.connections {
             if connection.load() < SLOTS_PER_COMPILER {
                 if let Ok(registration) = connection.register_compilation() {
-                    return Ok((connection.clone(), registration));
+                    return Ok(Some((connection.clone(), registration)));
                 }
             }
         }
@@ -209,15 +220,18 @@ impl Host {
                 .cloned();
             if let Some(connection) = least_loaded {
                 if let Ok(registration) = connection.register_compilation() {
-                    return Ok((connection, registration));
+                    return Ok(Some((connection, registration)));
                 }
             }
+        }
+        if !may_start {
+            return Ok(None);
         }
         let connection = self.start_connection(&mut state)?;
         let registration = connection
             .register_compilation()
             .map_err(registration_error)?;
-        Ok((connection, registration))
+        Ok(Some((connection, registration)))
     }
 
     /// Starts a compilation and sends its request. `nested` says the caller
@@ -228,8 +242,31 @@ impl Host {
         request: &CompileRequest,
         nested: bool,
     ) -> Result<Compilation, HostError> {
-        let (connection, registration) = self.register_compilation(nested)?;
+        let (connection, registration) = self
+            .register_compilation(nested, true)?
+            .expect("a compiler is started when none fits");
         Compilation::start(connection, registration, request)
+    }
+
+    /// Like [`compile`](Self::compile), but only on a running compiler and
+    /// without waiting for the pool's lock: `None` means [`compile`]
+    /// (which may block starting a compiler) is needed. Lets a caller that
+    /// holds a lock of its own (Ruby's GVL) skip releasing it in the common
+    /// case.
+    ///
+    /// [`compile`]: Self::compile
+    pub fn try_compile(
+        &self,
+        request: &CompileRequest,
+        nested: bool,
+    ) -> Option<Result<Compilation, HostError>> {
+        match self.register_compilation(nested, false) {
+            Ok(Some((connection, registration))) => {
+                Some(Compilation::start(connection, registration, request))
+            }
+            Ok(None) => None,
+            Err(error) => Some(Err(error)),
+        }
     }
 
     /// Sends a `VersionRequest` to a running compiler (starting one if none).

@@ -66,7 +66,17 @@ pub struct SpawnedCompiler {
 
 /// Starts the compiler in embedded mode.
 pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
-    let mut child = Command::new(&command.program)
+    // The compiler runs in `/`, so a relative path is made absolute against
+    // this process's working directory first (bare names are looked up in
+    // PATH as usual).
+    let program = if command.program.is_relative() && command.program.components().count() > 1 {
+        std::env::current_dir()
+            .map(|dir| dir.join(&command.program))
+            .unwrap_or_else(|_| command.program.clone())
+    } else {
+        command.program.clone()
+    };
+    let mut child = Command::new(program)
         .args(&command.args)
         .arg("--embedded")
         .current_dir("/")

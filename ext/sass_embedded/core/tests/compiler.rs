@@ -369,3 +369,20 @@ fn wait_for_replaces_a_compiler_that_died_while_idle() {
     assert_ne!(host.compiler_pid(), Some(pid));
     host.close();
 }
+
+#[test]
+fn a_relative_compiler_path_is_resolved_against_the_working_directory() {
+    // The compiler runs in `/`, but the path is the caller's.
+    let host = Host::new(HostConfig::new(CompilerCommand::new(
+        "tests/fixtures/exit-3",
+    )))
+    .unwrap();
+    let mut compilation = host.compile(&request("a {}", &[]), false).unwrap();
+    match next(&mut compilation) {
+        Received::Failed(HostError::Exited { status, stderr, .. }) => {
+            assert_eq!(status, "exited with status 3");
+            assert_eq!(stderr, "relative path works\n");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}

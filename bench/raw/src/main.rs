@@ -1,0 +1,239 @@
+//! The raw ceiling of `rake bench`: the same workloads as the Ruby rows,
+//! driven by the Ruby-free core directly (no Ruby, no conversion to Ruby
+//! objects), so the table can show the host's overhead over the compiler.
+//!
+//! Usage: `sass-embedded-bench-raw COMPILER WORKLOAD [key=value ...]`, where
+//! WORKLOAD is `startup`, `bootstrap`, `tiny`, `sleep` or `nested`, and the
+//! keys are `count`, `threads`, `func` (0/1), `url` (0/1), `path` and
+//! `sleep_ms`. Prints one line of JSON with the measurements.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use sass_embedded_core::protocol::{
+    inbound_message::{
+        self, compile_request, function_call_response, CompileRequest, FunctionCallResponse,
+    },
+    outbound_message::{compile_response, FunctionCallRequest, Message},
+    value, Value,
+};
+use sass_embedded_core::{Compilation, CompilerCommand, Host, HostConfig, Received};
+
+/// What one run is asked to do.
+struct Workload {
+    kind: String,
+    count: usize,
+    threads: usize,
+    func: bool,
+    url: bool,
+    path: String,
+    sleep: Duration,
+}
+
+impl Workload {
+    fn parse(kind: String, options: &[String]) -> Self {
+        let options: HashMap<&str, &str> = options
+            .iter()
+            .filter_map(|option| option.split_once('='))
+            .collect();
+        let number = |key: &str, default: usize| {
+            options
+                .get(key)
+                .map(|value| value.parse().expect("a number"))
+                .unwrap_or(default)
+        };
+        Self {
+            kind,
+            count: number("count", 1000),
+            threads: number("threads", 1).max(1),
+            func: number("func", 0) == 1,
+            url: number("url", 0) == 1,
+            path: options
+                .get("path")
+                .map(|p| (*p).to_owned())
+                .unwrap_or_default(),
+            sleep: Duration::from_millis(number("sleep_ms", 0) as u64),
+        }
+    }
+
+    fn request(&self) -> CompileRequest {
+        let input = match self.kind.as_str() {
+            "bootstrap" => compile_request::Input::Path(self.path.clone()),
+            "nested" => string_input("a { b: nest() }", false),
+            "sleep" => string_input("a { b: foo() }", false),
+            _ => string_input(
+                if self.func {
+                    "a {b: foo()}"
+                } else {
+                    "a {b: c}"
+                },
+                self.url,
+            ),
+        };
+        let global_functions = match self.kind.as_str() {
+            "nested" => vec!["nest()".to_owned()],
+            "sleep" => vec!["foo()".to_owned()],
+            _ if self.func => vec!["foo()".to_owned()],
+            _ => Vec::new(),
+        };
+        CompileRequest {
+            input: Some(input),
+            global_functions,
+            // As the Ruby rows pass Sass::Logger.silent for Bootstrap.
+            silent: self.kind == "bootstrap",
+            style: if self.kind == "bootstrap" {
+                sass_embedded_core::protocol::OutputStyle::Compressed as i32
+            } else {
+                0
+            },
+            ..Default::default()
+        }
+    }
+}
+
+fn string_input(source: &str, url: bool) -> compile_request::Input {
+    compile_request::Input::String(compile_request::StringInput {
+        source: source.to_owned(),
+        url: if url {
+            "file:///tmp/test.scss".to_owned()
+        } else {
+            String::new()
+        },
+        ..Default::default()
+    })
+}
+
+fn bar() -> Value {
+    Value {
+        value: Some(value::Value::String(value::String {
+            text: "bar".to_owned(),
+            quoted: false,
+        })),
+    }
+}
+
+/// Runs one compilation to its end, answering function calls, and returns
+/// the CSS length.
+fn compile(host: &Host, workload: &Workload, request: &CompileRequest, nested: bool) -> usize {
+    let mut compilation = host.compile(request, nested).expect("compile");
+    loop {
+        match compilation.recv() {
+            Received::Message(Message::CompileResponse(response)) => {
+                return match response.result {
+                    Some(compile_response::Result::Success(success)) => success.css.len(),
+                    other => panic!("compilation failed: {other:?}"),
+                };
+            }
+            Received::Message(Message::FunctionCallRequest(call)) => {
+                answer(host, workload, &mut compilation, call);
+            }
+            Received::Message(_) | Received::Woken => {}
+            Received::Failed(error) => panic!("{error}"),
+        }
+    }
+}
+
+fn answer(
+    host: &Host,
+    workload: &Workload,
+    compilation: &mut Compilation,
+    call: FunctionCallRequest,
+) {
+    if !workload.sleep.is_zero() {
+        std::thread::sleep(workload.sleep);
+    }
+    let result = if workload.kind == "nested" {
+        let inner = CompileRequest {
+            input: Some(string_input("x {y: z}", false)),
+            ..Default::default()
+        };
+        compile(host, workload, &inner, true);
+        bar()
+    } else {
+        bar()
+    };
+    compilation
+        .respond(inbound_message::Message::FunctionCallResponse(
+            FunctionCallResponse {
+                id: call.id,
+                result: Some(function_call_response::Result::Success(result)),
+                accessed_argument_lists: Vec::new(),
+            },
+        ))
+        .expect("respond");
+}
+
+/// `(user + system) seconds, peak RSS kB` of a process, from /proc.
+fn usage(pid: u32) -> (f64, u64) {
+    let ticks = 100.0; // USER_HZ on Linux
+    let cpu = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+            Some((fields[11].parse::<f64>().ok()? + fields[12].parse::<f64>().ok()?) / ticks)
+        })
+        .unwrap_or(0.0);
+    let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0);
+    (cpu, hwm)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [compiler, kind, options @ ..] = args.as_slice() else {
+        eprintln!("usage: sass-embedded-bench-raw COMPILER WORKLOAD [key=value ...]");
+        std::process::exit(2);
+    };
+    let workload = Workload::parse(kind.clone(), options);
+    let config = HostConfig::new(CompilerCommand::new(compiler));
+
+    let started = Instant::now();
+    let (compiles, compiler_cpu, compiler_rss) = if workload.kind == "startup" {
+        let mut cpu = 0.0;
+        let mut rss = 0;
+        for _ in 0..workload.count {
+            let host = Host::new(config.clone()).expect("runtime");
+            let mut query = host.version().expect("version");
+            assert!(matches!(
+                query.recv(),
+                Received::Message(Message::VersionResponse(_))
+            ));
+            let (c, r) = usage(host.compiler_pid().expect("pid"));
+            cpu += c;
+            rss = rss.max(r);
+            host.close();
+        }
+        (workload.count, cpu, rss)
+    } else {
+        let host = Host::new(config).expect("runtime");
+        let request = workload.request();
+        let per_thread = workload.count / workload.threads;
+        std::thread::scope(|scope| {
+            for _ in 0..workload.threads {
+                scope.spawn(|| {
+                    for _ in 0..per_thread {
+                        compile(&host, &workload, &request, false);
+                    }
+                });
+            }
+        });
+        let (cpu, rss) = host
+            .compiler_pids()
+            .into_iter()
+            .map(usage)
+            .fold((0.0, 0), |(cpu, rss), (c, r)| (cpu + c, rss.max(r)));
+        host.close();
+        (per_thread * workload.threads, cpu, rss)
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let (host_cpu, host_rss) = usage(std::process::id());
+    println!(
+        "{{\"wall\":{wall},\"compiles\":{compiles},\"host_cpu\":{host_cpu},\"compiler_cpu\":{compiler_cpu},\
+         \"host_rss_kb\":{host_rss},\"compiler_rss_kb\":{compiler_rss}}}"
+    );
+}

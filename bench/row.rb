@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+# Runs one row of the benchmark matrix in this process (so that peak RSS is
+# the row's own) and prints its measurements as one line of JSON.
+#
+#   ruby bench/row.rb DISPATCH WORKLOAD key=value ...
+#
+# DISPATCH is multiplexed or wait_for; WORKLOAD and keys as in
+# bench/raw/src/main.rb: startup, bootstrap, tiny, sleep, nested; count,
+# threads, func, url, path, sleep_ms.
+
+require 'json'
+require_relative '../lib/sass-embedded'
+
+dispatch = ARGV.shift.to_sym
+kind = ARGV.shift
+options = ARGV.to_h { |option| option.split('=', 2) }
+count = Integer(options.fetch('count', 1000))
+threads = [Integer(options.fetch('threads', 1)), 1].max
+func = options['func'] == '1'
+url = options['url'] == '1'
+sleep_seconds = Integer(options.fetch('sleep_ms', 0)) / 1000.0
+
+def usage(pid)
+  stat = File.read("/proc/#{pid}/stat").rpartition(') ').last.split
+  status = File.read("/proc/#{pid}/status")
+  [(Integer(stat[11]) + Integer(stat[12])) / 100.0, status[/VmHWM:\s+(\d+)/, 1].to_i]
+rescue Errno::ENOENT
+  [0.0, 0]
+end
+
+def rss_kb
+  File.read('/proc/self/status')[/VmRSS:\s+(\d+)/, 1].to_i
+end
+
+bar = Sass::Value::String.new('bar', quoted: false)
+started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+cpu_started = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+compiler_cpu = 0.0
+compiler_rss = 0
+rss_samples = []
+
+if kind == 'startup'
+  count.times do
+    compiler = Sass::Compiler.new(dispatch:)
+    compiler.info
+    cpu, rss = usage(compiler.send(:host).compiler_pid)
+    compiler_cpu += cpu
+    compiler_rss = [compiler_rss, rss].max
+    compiler.close
+  end
+  compiles = count
+else
+  compiler = Sass::Compiler.new(dispatch:)
+  source, options = case kind
+                    when 'bootstrap' then [nil, {}]
+                    when 'nested'
+                      ['a { b: nest() }', { functions: { 'nest()' => lambda { |_|
+                        compiler.compile_string('x {y: z}')
+                        bar
+                      } } }]
+                    when 'sleep'
+                      ['a { b: foo() }', { functions: { 'foo()' => lambda { |_|
+                        sleep(sleep_seconds)
+                        bar
+                      } } }]
+                    else
+                      [func ? 'a {b: foo()}' : 'a {b: c}', func ? { functions: { 'foo()' => ->(_) { bar } } } : {}]
+                    end
+  options[:url] = 'file:///tmp/test.scss' if url
+  per_thread = count / threads
+  sample_every = [per_thread / 10, 1].max
+  workers = Array.new(threads) do |index|
+    Thread.new do
+      per_thread.times do |i|
+        if kind == 'bootstrap'
+          compiler.compile(options_path = ENV.fetch('BENCH_BOOTSTRAP'), style: :compressed, logger: Sass::Logger.silent)
+          options_path
+        else
+          compiler.compile_string(source, **options)
+        end
+        rss_samples << rss_kb if index.zero? && (i % sample_every).zero?
+      end
+    end
+  end
+  workers.each(&:join)
+  compiler.send(:host).compiler_pids.each do |pid|
+    cpu, rss = usage(pid)
+    compiler_cpu += cpu
+    compiler_rss = [compiler_rss, rss].max
+  end
+  compiler.close
+  compiles = per_thread * threads
+end
+
+wall = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+puts JSON.generate(
+  wall:, compiles:,
+  host_cpu: Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - cpu_started,
+  compiler_cpu:,
+  host_rss_kb: File.read('/proc/self/status')[/VmHWM:\s+(\d+)/, 1].to_i,
+  compiler_rss_kb: compiler_rss,
+  # Host RSS at the first and last tenth of the row: flat means no leak.
+  host_rss_first_kb: rss_samples[1] || rss_samples.first, host_rss_last_kb: rss_samples.last
+)
