@@ -2,6 +2,7 @@
 
 require_relative 'embedded/version'
 require_relative 'embedded/compiler_command'
+require_relative 'embedded/url'
 require_relative 'script_error'
 require_relative 'compile_result'
 require_relative 'compile_error'
@@ -10,6 +11,7 @@ require_relative 'logger/source_span'
 require_relative 'logger/silent'
 require_relative 'canonicalize_context'
 require_relative 'node_package_importer'
+require_relative 'gem_package_importer'
 require_relative 'value'
 require_relative 'compiler'
 

@@ -8,10 +8,15 @@ module Sass
     # @return [String] the directory where resolution starts
     attr_reader :entry_point_directory
 
-    # @param entry_point_directory [String, nil] where to start looking for
-    #   +node_modules+; defaults to the current directory
+    # @param entry_point_directory [String, Pathname, nil] where to start
+    #   looking for +node_modules+; defaults to the directory of the running
+    #   program (+$PROGRAM_NAME+), or the current directory if that is not a
+    #   file
     def initialize(entry_point_directory = nil)
-      entry_point_directory = Dir.pwd if entry_point_directory.nil?
+      if entry_point_directory.nil?
+        program = File.absolute_path($PROGRAM_NAME)
+        entry_point_directory = File.file?(program) ? File.dirname(program) : Dir.pwd
+      end
       unless entry_point_directory.respond_to?(:to_path) || entry_point_directory.respond_to?(:to_str)
         raise ArgumentError, "entry_point_directory must be a path, got #{entry_point_directory.inspect}"
       end

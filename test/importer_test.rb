@@ -1,0 +1,281 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+require 'open3'
+require 'rbconfig'
+require 'uri'
+
+# Importers of every kind, in any mix, against the real compiler.
+class ImporterTest < Minitest::Test
+  FIXTURES = File.expand_path('fixtures', __dir__)
+
+  # An in-memory importer over a Hash of "mem:" URLs to SCSS, recording its
+  # calls.
+  class MemoryImporter
+    attr_reader :canonicalize_calls, :load_calls
+
+    def initialize(files, scheme: 'mem', read_containing_url: false)
+      @files = files
+      @scheme = scheme
+      @read_containing_url = read_containing_url
+      @canonicalize_calls = Queue.new
+      @load_calls = Queue.new
+    end
+
+    def canonicalize(url, context)
+      containing = context.containing_url if @read_containing_url
+      @canonicalize_calls << [url, context.from_import, containing]
+      path = url.delete_prefix("#{@scheme}:")
+      return nil if url.include?(':') && !url.start_with?("#{@scheme}:")
+
+      "#{@scheme}:#{path}" if @files.key?(path)
+    end
+
+    def load(canonical_url)
+      @load_calls << canonical_url
+      { contents: @files.fetch(canonical_url.delete_prefix("#{@scheme}:")), syntax: :scss }
+    end
+
+    def calls(queue)
+      Array.new(queue.size) { queue.pop }
+    end
+  end
+
+  def test_importers_are_tried_in_order_before_load_paths
+    in_tmpdir do |dir|
+      File.write(File.join(dir, '_shared.scss'), 'from { source: load-path; }')
+      first = MemoryImporter.new({ 'shared' => 'from { source: first; }' })
+      second = MemoryImporter.new({ 'shared' => 'from { source: second; }', 'only-second' => 'b { c: d; }' })
+      css = Sass.compile_string("@use 'shared'; @use 'only-second';", importers: [first, second], load_paths: [dir]).css
+      assert_equal "from {\n  source: first;\n}\n\nb {\n  c: d;\n}", css
+      assert_equal "from {\n  source: load-path;\n}", Sass.compile_string("@use 'shared';", load_paths: [dir]).css
+    end
+  end
+
+  def test_use_forward_import_and_load_css
+    importer = MemoryImporter.new({
+                                    'vars' => '$size: 3px;',
+                                    'mixins' => '@forward "vars"; @mixin box { border: 1px solid; }',
+                                    'legacy' => '.legacy { old: yes; }',
+                                    'dynamic' => '.dynamic { loaded: css; }'
+                                  })
+    source = <<~SCSS
+      @use 'sass:meta';
+      @use 'mixins';
+      @import 'legacy';
+      .a { width: mixins.$size; @include mixins.box; }
+      @include meta.load-css('dynamic');
+    SCSS
+    result = Sass.compile_string(source, importers: [importer], silence_deprecations: ['import'])
+    assert_match(/\.legacy \{\n  old: yes;\n\}/, result.css)
+    assert_match(/\.a \{\n  width: 3px;\n  border: 1px solid;\n\}/, result.css)
+    assert_match(/\.dynamic \{\n  loaded: css;\n\}/, result.css)
+    assert_equal %w[mem:dynamic mem:legacy mem:mixins mem:vars], result.loaded_urls.sort
+    imported = importer.calls(importer.canonicalize_calls).select { |_, from_import, _| from_import }
+    assert_equal ['legacy'], imported.map(&:first).uniq
+  end
+
+  def test_relative_loads_are_resolved_against_the_containing_url_first
+    importer = MemoryImporter.new({ 'dir/entry' => '@use "sibling";', 'dir/sibling' => '.sibling { x: y; }' })
+    css = Sass.compile_string("@use 'mem:dir/entry';", importers: [importer]).css
+    assert_equal ".sibling {\n  x: y;\n}", css
+    assert_equal %w[mem:dir/entry mem:dir/sibling], importer.calls(importer.canonicalize_calls).map(&:first)
+  end
+
+  # An importer that takes only relative URLs: loads inside its stylesheets
+  # come back to it relative, with the containing stylesheet's URL.
+  class RelativeOnlyImporter
+    FILES = { 'a' => '@use "shared";', 'b' => '@use "shared";', 'shared' => '.shared { n: 1; }' }.freeze
+    attr_reader :calls
+
+    def initialize(read_containing_url:)
+      @read_containing_url = read_containing_url
+      @calls = []
+    end
+
+    def canonicalize(url, context)
+      @calls << [url, @read_containing_url ? context.containing_url : :unread]
+      url.include?(':') ? nil : "mem:#{url}"
+    end
+
+    def load(url) = { contents: FILES.fetch(url.delete_prefix('mem:')), syntax: :scss }
+  end
+
+  def test_canonicalize_is_called_again_with_relative_urls_and_the_containing_url
+    importer = RelativeOnlyImporter.new(read_containing_url: true)
+    css = Sass.compile_string("@use 'a'; @use 'b';", importers: [importer]).css
+    assert_equal ".shared {\n  n: 1;\n}", css
+    assert_includes importer.calls, ['shared', 'mem:a']
+    assert_includes importer.calls, ['shared', 'mem:b']
+  end
+
+  def test_containing_url_unused_lets_the_compiler_cache
+    reading = RelativeOnlyImporter.new(read_containing_url: true)
+    Sass.compile_string("@use 'a'; @use 'b';", importers: [reading])
+    ignoring = RelativeOnlyImporter.new(read_containing_url: false)
+    Sass.compile_string("@use 'a'; @use 'b';", importers: [ignoring])
+    assert_equal 2, reading.calls.count { |url, _| url == 'shared' }, 'asked per containing stylesheet'
+    assert_equal 1, ignoring.calls.count { |url, _| url == 'shared' }, 'an unread containing URL lets Sass cache'
+  end
+
+  def test_non_canonical_schemes
+    importer = Object.new
+    def importer.non_canonical_scheme = 'virtual'
+
+    def importer.canonicalize(url, context)
+      return nil unless url.start_with?('virtual:', 'real:')
+
+      @containing = context.containing_url
+      url.sub('virtual:', 'real:')
+    end
+
+    def importer.load(url) = { contents: ".#{url.delete_prefix('real:')} { ok: yes; }", syntax: :scss }
+    importer.singleton_class.attr_reader(:containing)
+    css = Sass.compile_string("@use 'virtual:thing';", importers: [importer], url: 'file:///tmp/entry.scss').css
+    assert_equal ".thing {\n  ok: yes;\n}", css
+    assert_equal 'file:///tmp/entry.scss', importer.containing
+
+    bad = Object.new
+    def bad.non_canonical_scheme = ['virtual']
+    def bad.canonicalize(url, _) = url.start_with?('virtual:') ? url : nil
+    def bad.load(_) = { contents: '', syntax: :scss }
+    error = assert_raises(Sass::CompileError) { Sass.compile_string("@use 'virtual:x';", importers: [bad]) }
+    assert_match(/non-canonical/i, error.message)
+
+    [['Bad!'], [''], 'UPPER'].each do |schemes|
+      invalid = { canonicalize: ->(*) {}, load: ->(*) {}, non_canonical_scheme: schemes }
+      error = assert_raises(ArgumentError) { Sass.compile_string('a { b: c }', importers: [invalid]) }
+      assert_match(/is not a valid non_canonical_scheme/, error.message)
+    end
+  end
+
+  def test_file_importer_redirects_to_the_filesystem
+    in_tmpdir do |dir|
+      Dir.mkdir(File.join(dir, 'lib'))
+      File.write(File.join(dir, 'lib', '_part.sass'), ".part\n  from: file-importer\n")
+      calls = []
+      importer = { find_file_url: lambda { |url, context|
+        calls << [url, context.from_import]
+        URI("file://#{dir}/lib/#{url.delete_prefix('lib:')}") if url.start_with?('lib:')
+      } }
+      result = Sass.compile_string("@use 'lib:part';", importers: [importer])
+      assert_equal ".part {\n  from: file-importer;\n}", result.css
+      assert_equal ["file://#{dir}/lib/_part.sass"], result.loaded_urls
+      assert_equal [['lib:part', false]], calls
+    end
+  end
+
+  def test_importer_used_from_16_threads_at_once
+    importer = MemoryImporter.new((0...16).to_h { |t| ["lib#{t}", ".lib#{t} { thread: #{t}; }"] })
+    threads = Array.new(16) do |t|
+      Thread.new { Array.new(20) { Sass.compile_string("@use 'lib#{t}';", importers: [importer]).css } }
+    end
+    threads.each_with_index do |thread, t|
+      thread.value.each { |css| assert_equal ".lib#{t} {\n  thread: #{t};\n}", css }
+    end
+    assert_equal 16 * 20, importer.load_calls.size
+  end
+
+  def test_importer_errors_name_the_problem_and_the_host_keeps_serving
+    compiler = new_compiler
+    cases = {
+      'raises' => [{ canonicalize: ->(*) { raise IOError, 'disk on fire' }, load: ->(*) {} }, /disk on fire/],
+      'canonicalize returns a number' => [{ canonicalize: ->(*) { 42 }, load: ->(*) {} },
+                                          /canonicalize must return a URL String or nil, got 42/],
+      'canonicalize returns a relative URL' => [{ canonicalize: ->(*) { 'relative/path' }, load: ->(*) {} },
+                                                /relative|absolute/i],
+      'load returns a string' => [{ canonicalize: ->(url, _) { "m:#{url}" }, load: ->(*) { 'a { b: c }' } },
+                                  /load must return nil or a Hash with :contents and :syntax/],
+      'load returns a bad syntax' => [{ canonicalize: ->(url, _) { "m:#{url}" },
+                                        load: ->(*) { { contents: '', syntax: :less } } },
+                                      /syntax returned by load must be one of :scss, :indented, :css/],
+      'contents that do not parse' => [{ canonicalize: ->(url, _) { "m:#{url}" },
+                                         load: ->(*) { { contents: 'a {', syntax: :scss } } },
+                                       /expected/],
+      'find_file_url returns a relative URL' => [{ find_file_url: ->(*) { 'dir/file.scss' } },
+                                                 %r{find_file_url must return a file: URL, got "dir/file\.scss"}],
+      'find_file_url returns an http URL' => [{ find_file_url: ->(*) { 'http://example.com/x.scss' } },
+                                              /find_file_url must return a file: URL/]
+    }
+    cases.each do |name, (importer, message)|
+      error = assert_raises(Sass::CompileError, name) { compiler.compile_string("@use 'x';", importers: [importer]) }
+      assert_match message, error.message, name
+      assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css, "serving after: #{name}"
+    end
+    error = assert_raises(Sass::CompileError) do
+      compiler.compile_string("@use 'x';", importers: [cases['raises'].first])
+    end
+    assert_kind_of IOError, error.cause
+    assert(error.cause.backtrace.any? { |line| line.include?(__FILE__) })
+    parse_error = assert_raises(Sass::CompileError) do
+      compiler.compile_string("@use 'x';", importers: [cases['contents that do not parse'].first])
+    end
+    assert_equal 'm:x', parse_error.span.url
+  end
+
+  def test_node_package_importer_resolves_pkg_urls_from_node_modules
+    importer = Sass::NodePackageImporter.new(FIXTURES)
+    assert_equal FIXTURES, importer.entry_point_directory
+    css = Sass.compile_string("@use 'pkg:fixture-pkg'; @use 'pkg:@scope/styled';", importers: [importer]).css
+    assert_match(/\.from-node-package \{\n  color: teal;\n\}/, css)
+    assert_match(/\.scoped \{\n  from: scope-styled;\n\}/, css)
+    css = Sass.compile_string("@use 'pkg:fixture-pkg/scss/helper';", importers: [importer]).css
+    assert_equal ".helper {\n  from: fixture-pkg;\n}", css
+    error = assert_raises(Sass::CompileError) do
+      Sass.compile_string("@use 'pkg:no-such-package';", importers: [importer])
+    end
+    assert_match(/Can't find stylesheet to import/, error.message)
+
+    program = File.absolute_path($PROGRAM_NAME)
+    expected = File.file?(program) ? File.dirname(program) : Dir.pwd
+    assert_equal expected, Sass::NodePackageImporter.new.entry_point_directory
+    assert_raises(ArgumentError) { Sass::NodePackageImporter.new(42) }
+  end
+
+  def test_gem_package_importer_resolves_pkg_urls_from_installed_gems
+    script = <<~RUBY
+      require 'sass-embedded'
+      importer = Sass::GemPackageImporter.new
+      puts Sass.compile_string("@use 'pkg:sass-fixture-theme/stylesheets' as theme; .x { c: theme.$brand; }",
+                               importers: [importer]).css
+      puts Sass.compile_string("@use 'pkg:sass-fixture-theme';", importers: [importer]).css
+      begin
+        Sass.compile_string("@use 'pkg:not-an-installed-gem/x';", importers: [importer])
+      rescue Sass::CompileError => e
+        puts "missing: \#{e.message}"
+      end
+    RUBY
+    gems = File.join(FIXTURES, 'gems')
+    out, err, status = Open3.capture3({ 'GEM_PATH' => gems, 'GEM_HOME' => gems },
+                                      RbConfig.ruby, '-I', File.expand_path('../lib', __dir__), '-e', script)
+    assert status.success?, err
+    assert_includes out, ".button {\n  from: gem-theme;\n}\n\n.x {\n  c: gold;\n}"
+    assert_includes out, ".gem-root {\n  from: gem-root-index;\n}"
+    assert_match(/missing: Can't find stylesheet to import/, out)
+  end
+
+  def test_gem_package_importer_refuses_malformed_urls
+    importer = Sass::GemPackageImporter.new
+    assert_nil importer.find_file_url('not-pkg', nil)
+    assert_nil importer.find_file_url('pkg:no-such-gem-anywhere/x', nil)
+    assert_raises(ArgumentError) { importer.find_file_url('pkg:/x', nil) }
+    assert_raises(ArgumentError) { importer.find_file_url('pkg:minitest/../../etc', nil) }
+    url = importer.find_file_url('pkg:minitest/lib', nil)
+    assert_equal "file://#{Gem::Specification.find_by_name('minitest').full_gem_path}/lib", url
+  end
+
+  def test_load_paths_and_url_resolution_with_loaded_urls
+    in_tmpdir do |dir|
+      Dir.mkdir(File.join(dir, 'a'))
+      Dir.mkdir(File.join(dir, 'b'))
+      File.write(File.join(dir, 'a', '_one.scss'), '@use "two"; .one { n: 1; }')
+      File.write(File.join(dir, 'a', '_two.scss'), '.two { n: 2; }')
+      File.write(File.join(dir, 'b', '_three.scss'), '.three { n: 3; }')
+      result = Dir.chdir(dir) do
+        Sass.compile_string("@use 'one'; @use 'three';", load_paths: %w[a b], url: "file://#{dir}/entry.scss")
+      end
+      assert_equal %W[file://#{dir}/entry.scss file://#{dir}/a/_one.scss file://#{dir}/a/_two.scss
+                      file://#{dir}/b/_three.scss].sort, result.loaded_urls.sort
+    end
+  end
+end
