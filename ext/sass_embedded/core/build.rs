@@ -7,7 +7,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed={proto}");
     let descriptors = protox::compile([proto], ["proto"])?;
     prost_build::Config::new()
-        .bytes(["."])
+        // Protobuf maps (argument list keywords) carry no order; a BTreeMap
+        // at least gives Ruby the same order every time (sorted by name).
+        .btree_map(["."])
         .compile_fds(descriptors)?;
     Ok(())
 }

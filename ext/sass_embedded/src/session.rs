@@ -151,6 +151,7 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
     let context = value::Context {
         compilation: NEXT_COMPILATION_TOKEN.fetch_add(1, Ordering::Relaxed),
         session,
+        nesting: Cell::new(0),
     };
     loop {
         let message = match wait(&mut compilation)? {

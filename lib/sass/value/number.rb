@@ -1,13 +1,19 @@
 # frozen_string_literal: true
 
+require_relative 'number/units'
+
 module Sass
   module Value
-    # A Sass number: a double with numerator and denominator units.
+    # A Sass number: a double with numerator and denominator units. Compatible
+    # units (+px+ and +in+, +s+ and +ms+, ...) convert into each other; a
+    # numerator and a compatible denominator cancel out when the number is
+    # made. Two numbers are equal when their units are compatible and their
+    # values are within 1e-11 of each other once converted.
     # @see https://sass-lang.com/documentation/js-api/classes/sassnumber/
     class Number
       include Value
 
-      # @return [Numeric]
+      # @return [Float]
       attr_reader :value
 
       # @return [Array<::String>]
@@ -22,28 +28,37 @@ module Sass
       def initialize(value, unit = nil)
         raise ArgumentError, "a Sass number needs a Numeric, got #{value.inspect}" unless value.is_a?(Numeric)
 
-        numerators, denominators = case unit
-                                   when nil then [[], []]
-                                   when ::String then [[unit], []]
-                                   when Hash
-                                     [Array(unit.fetch(:numerator_units, [])),
-                                      Array(unit.fetch(:denominator_units, []))]
-                                   else
-                                     raise ArgumentError, "unit must be a String or a Hash, got #{unit.inspect}"
-                                   end
-        @value = value.to_f
-        @numerator_units = numerators.map { |u| u.to_str.dup.freeze }.freeze
-        @denominator_units = denominators.map { |u| u.to_str.dup.freeze }.freeze
+        numerators, denominators = Units.parse(unit)
+        value = value.to_f
+        unless numerators.empty? || denominators.empty?
+          value, numerators, denominators = Units.simplify(value, numerators, denominators)
+        end
+        @value = value
+        @numerator_units = numerators.freeze
+        @denominator_units = denominators.freeze
+        freeze
       end
 
-      # @return [::Boolean]
+      # @return [::Boolean] whether the number has no units
       def unitless?
         numerator_units.empty? && denominator_units.empty?
       end
 
-      # @return [::Boolean]
+      # @return [::Boolean] whether the number has units
       def units?
         !unitless?
+      end
+
+      # @param unit [::String]
+      # @return [::Boolean] whether +unit+ is the number's only unit
+      def unit?(unit)
+        denominator_units.empty? && numerator_units == [unit]
+      end
+
+      # @param unit [::String]
+      # @return [::Boolean] whether the number converts to +unit+
+      def compatible_with_unit?(unit)
+        Units.compatible?(numerator_units, [unit]) && denominator_units.empty?
       end
 
       # @return [::Boolean] whether the value is an integer (within 1e-11)
@@ -51,7 +66,7 @@ module Sass
         FuzzyMath.integer?(value)
       end
 
-      # @return [Integer, nil] the integer value, or nil
+      # @return [Integer, nil] the integer value, if it is one
       def to_i
         FuzzyMath.to_i(value)
       end
@@ -61,10 +76,22 @@ module Sass
         self
       end
 
-      # @return [Integer]
-      # @raise [ScriptError] unless the value is an integer
+      # @return [Integer] the integer value
+      # @raise [ScriptError] unless the value is an integer (within 1e-11)
       def assert_integer(name = nil)
         to_i || raise(Sass::ScriptError.new("#{self} is not an int.", name))
+      end
+
+      # @param min [Numeric]
+      # @param max [Numeric]
+      # @return [Numeric] the value, or +min+ or +max+ if it is within 1e-11 of
+      #   one of them
+      # @raise [ScriptError] if the value is outside the range
+      def assert_between(min, max, name = nil)
+        result = FuzzyMath.between(value, min, max)
+        return result unless result.nil?
+
+        raise Sass::ScriptError.new("#{self} must be between #{min}#{unit_string} and #{max}#{unit_string}.", name)
       end
 
       # @return [Number] self
@@ -75,25 +102,118 @@ module Sass
         raise Sass::ScriptError.new("Expected #{self} to have no units.", name)
       end
 
-      # @return [::Boolean]
+      # @return [Number] self
+      # @raise [ScriptError] unless +unit+ is the number's only unit
+      def assert_unit(unit, name = nil)
+        return self if unit?(unit)
+
+        raise Sass::ScriptError.new("Expected #{self} to have unit #{unit.inspect}.", name)
+      end
+
+      # The same quantity in other (compatible) units.
+      # @param new_numerator_units [Array<::String>]
+      # @param new_denominator_units [Array<::String>]
+      # @return [Number]
+      # @raise [ScriptError] if the units are not compatible
+      def convert(new_numerator_units, new_denominator_units, name = nil)
+        Number.new(convert_value(new_numerator_units, new_denominator_units, name),
+                   { numerator_units: new_numerator_units, denominator_units: new_denominator_units })
+      end
+
+      # @return [Float] the value of {#convert}
+      def convert_value(new_numerator_units, new_denominator_units, name = nil)
+        converted(Array(new_numerator_units), Array(new_denominator_units), allow_unitless: false, name:)
+      end
+
+      # {#convert} to +other+'s units.
+      # @param other [Number]
+      # @return [Number]
+      def convert_to_match(other, name = nil, other_name = nil)
+        Number.new(convert_value_to_match(other, name, other_name),
+                   { numerator_units: other.numerator_units, denominator_units: other.denominator_units })
+      end
+
+      # @return [Float] the value of {#convert_to_match}
+      def convert_value_to_match(other, name = nil, other_name = nil)
+        converted(other.numerator_units, other.denominator_units, allow_unitless: false, name:, other_name:)
+      end
+
+      # Like {#convert}, except that a unitless number takes the new units as
+      # they are, and units convert to no units at all.
+      # @return [Number]
+      def coerce(new_numerator_units, new_denominator_units, name = nil)
+        Number.new(coerce_value(new_numerator_units, new_denominator_units, name),
+                   { numerator_units: new_numerator_units, denominator_units: new_denominator_units })
+      end
+
+      # @return [Float] the value of {#coerce}
+      def coerce_value(new_numerator_units, new_denominator_units, name = nil)
+        converted(Array(new_numerator_units), Array(new_denominator_units), allow_unitless: true, name:)
+      end
+
+      # {#coerce} to +other+'s units.
+      # @param other [Number]
+      # @return [Number]
+      def coerce_to_match(other, name = nil, other_name = nil)
+        Number.new(coerce_value_to_match(other, name, other_name),
+                   { numerator_units: other.numerator_units, denominator_units: other.denominator_units })
+      end
+
+      # @return [Float] the value of {#coerce_to_match}
+      def coerce_value_to_match(other, name = nil, other_name = nil)
+        converted(other.numerator_units, other.denominator_units, allow_unitless: true, name:, other_name:)
+      end
+
+      # @return [::Boolean] whether both have compatible units and values
+      #   within 1e-11 once converted
       def ==(other)
-        other.is_a?(Sass::Value::Number) &&
-          other.numerator_units.sort == numerator_units.sort &&
-          other.denominator_units.sort == denominator_units.sort &&
-          FuzzyMath.equals(other.value, value)
+        return false unless other.is_a?(Sass::Value::Number)
+        return FuzzyMath.equals(value, other.value) if unitless? && other.unitless?
+        return false unless Units.compatible?(numerator_units, other.numerator_units) &&
+                            Units.compatible?(denominator_units, other.denominator_units)
+
+        FuzzyMath.equals(value, other.convert_value(numerator_units, denominator_units))
       end
 
-      # @return [Integer]
+      # @return [Integer] the same for numbers that are {#==}: the value in
+      # canonical units (px, deg, ms, Hz, dppx), rounded as equality rounds it
       def hash
-        @hash ||= [FuzzyMath.hash_number(value), numerator_units.sort, denominator_units.sort].hash
+        canonical, numerators, denominators = Units.canonical(value, numerator_units, denominator_units)
+        [FuzzyMath.hash_number(canonical), numerators.sort, denominators.sort].hash
       end
 
-      # @return [::String]
+      # @return [::String] the number as Sass writes it (complex units shown as
+      #   +px*em/s+)
       def inspect
-        number = value.finite? && value == value.round ? value.round.to_s : value.to_s
+        "#{Units.format_value(value)}#{unit_string}"
+      end
+
+      private
+
+      def unit_string
         units = numerator_units.join('*')
         units += "/#{denominator_units.join('*')}" unless denominator_units.empty?
-        "#{number}#{units}"
+        units
+      end
+
+      def converted(numerators, denominators, allow_unitless:, name: nil, other_name: nil)
+        return value if numerators == numerator_units && denominators == denominator_units
+        return value if allow_unitless && (unitless? || (numerators.empty? && denominators.empty?))
+
+        unless Units.compatible?(numerator_units, numerators) && Units.compatible?(denominator_units, denominators)
+          raise Sass::ScriptError.new(incompatible_message(numerators, denominators, other_name), name)
+        end
+
+        Units.convert(Units.convert(value, numerator_units, numerators, :numerator),
+                      denominator_units, denominators, :denominator)
+      end
+
+      def incompatible_message(numerators, denominators, other_name)
+        units = numerators.join('*')
+        units += "/#{denominators.join('*')}" unless denominators.empty?
+        units = 'no units' if units.empty?
+        units = "$#{other_name} (#{units})" if other_name
+        "Expected #{self} to have units compatible with #{units}."
       end
     end
   end

@@ -14,7 +14,7 @@ use magnus::{
     TryConvert, Value,
 };
 use sass_embedded_core::protocol::{
-    value as proto, ListSeparator, SingletonValue, Value as ProtoValue,
+    value as proto, CalculationOperator, ListSeparator, SingletonValue, Value as ProtoValue,
 };
 
 use super::{rust_string, sass_class};
@@ -30,12 +30,26 @@ static NULL: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::Null"));
 static FUNCTION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::Function"));
 static MIXIN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::Mixin"));
 static COMPILER_MODULE: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::CompilerModule"));
+static COLOR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::Color"));
+static CALCULATION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::Calculation"));
+static CALCULATION_OPERATION: Lazy<RClass> =
+    Lazy::new(|ruby| sass_class(ruby, "CalculationValue::CalculationOperation"));
+static CALCULATION_INTERPOLATION: Lazy<RClass> =
+    Lazy::new(|ruby| sass_class(ruby, "CalculationValue::CalculationInterpolation"));
 static VALUE: Lazy<magnus::RModule> = Lazy::new(|ruby| {
     ruby.class_object()
         .const_get::<_, magnus::RModule>("Sass")
         .and_then(|sass| sass.const_get("Value"))
         .expect("Sass::Value is defined")
 });
+
+/// How deeply protobuf messages may nest inside a `Value` the host sends.
+/// The compiler's protobuf reader refuses deeper messages with a protocol
+/// error that ends the compiler, so the host refuses them first, failing only
+/// the function call. Counted as `nest` counts (two levels per value: the
+/// `Value` and the message in it; one more per map entry), Dart Sass 1.105.0
+/// reads 98 levels: 48 nested lists around a string, or 32 nested maps.
+pub const MAX_VALUE_NESTING: usize = 98;
 
 /// What value conversion needs to know about the compilation it serves.
 pub struct Context {
@@ -44,6 +58,44 @@ pub struct Context {
     pub compilation: u64,
     /// The Ruby session, which assigns ids to host functions returned to Sass.
     pub session: Value,
+    /// How many protobuf messages deep the value being converted is.
+    pub nesting: std::cell::Cell<usize>,
+}
+
+impl Context {
+    /// Counts `levels` more levels of message nesting while the guard lives,
+    /// refusing a value the compiler could not read.
+    fn nest(&self, ruby: &Ruby, levels: usize) -> Result<Nesting<'_>, Error> {
+        let depth = self.nesting.get() + levels;
+        if depth > MAX_VALUE_NESTING {
+            return Err(type_error(
+                ruby,
+                format!(
+                    "the value is nested too deeply for the compiler to read: it reads at most \
+                     {MAX_VALUE_NESTING} levels of protobuf messages (48 nested lists or 32 nested maps)"
+                ),
+            ));
+        }
+        self.nesting.set(depth);
+        Ok(Nesting {
+            context: self,
+            levels,
+        })
+    }
+}
+
+/// Levels of nesting counted by [`Context::nest`], given back on drop.
+struct Nesting<'a> {
+    context: &'a Context,
+    levels: usize,
+}
+
+impl Drop for Nesting<'_> {
+    fn drop(&mut self) {
+        self.context
+            .nesting
+            .set(self.context.nesting.get() - self.levels);
+    }
 }
 
 fn constant(ruby: &Ruby, class: &Lazy<RClass>, name: &str) -> Result<Value, Error> {
@@ -195,14 +247,8 @@ pub fn to_ruby(
             ruby,
             "the compiler sent a HostFunction, which only the host may create",
         )),
-        V::Color(_) => Err(type_error(
-            ruby,
-            "colors are not supported by this version of sass-embedded",
-        )),
-        V::Calculation(_) => Err(type_error(
-            ruby,
-            "calculations are not supported by this version of sass-embedded",
-        )),
+        V::Color(color) => color_to_ruby(ruby, color),
+        V::Calculation(calculation) => calculation_to_ruby(ruby, calculation),
     }
 }
 
@@ -238,10 +284,241 @@ fn compiler_object(
     Ok(object.as_value())
 }
 
+/// The keyword names of the three channels of `space`, as
+/// `Sass::Value::Color.new` takes them.
+fn channel_names(space: &str) -> Option<[&'static str; 3]> {
+    Some(match space {
+        "rgb" | "srgb" | "srgb-linear" | "display-p3" | "display-p3-linear" | "a98-rgb"
+        | "prophoto-rgb" | "rec2020" => ["red", "green", "blue"],
+        "hsl" => ["hue", "saturation", "lightness"],
+        "hwb" => ["hue", "whiteness", "blackness"],
+        "lab" | "oklab" => ["lightness", "a", "b"],
+        "lch" | "oklch" => ["lightness", "chroma", "hue"],
+        "xyz" | "xyz-d50" | "xyz-d65" => ["x", "y", "z"],
+        _ => return None,
+    })
+}
+
+/// `Sass::Value::Color.new(space:, <channels>:, alpha:)`; a missing channel
+/// is passed as nil.
+fn color_to_ruby(ruby: &Ruby, color: &proto::Color) -> Result<Value, Error> {
+    let Some(names) = channel_names(&color.space) else {
+        return Err(type_error(
+            ruby,
+            format!(
+                "the compiler sent a color in the unknown space {:?}",
+                color.space
+            ),
+        ));
+    };
+    let options = ruby.hash_new();
+    options.aset(ruby.to_symbol("space"), ruby.str_new(&color.space))?;
+    for (name, channel) in names
+        .iter()
+        .zip([color.channel1, color.channel2, color.channel3])
+    {
+        options.aset(ruby.to_symbol(name), channel)?;
+    }
+    options.aset(ruby.to_symbol("alpha"), color.alpha)?;
+    ruby.get_inner(&COLOR)
+        .new_instance((magnus::KwArgs(options),))
+}
+
+/// A calculation from the compiler: allocated and filled in (the compiler
+/// sends calculations of any name, already simplified; the public
+/// constructors cover only the four a host may create).
+fn calculation_to_ruby(ruby: &Ruby, calculation: &proto::Calculation) -> Result<Value, Error> {
+    let arguments = ruby.ary_new_capa(calculation.arguments.len());
+    for argument in &calculation.arguments {
+        arguments.push(calculation_value_to_ruby(ruby, argument)?)?;
+    }
+    arguments.freeze();
+    let object = RObject::try_convert(ruby.get_inner(&CALCULATION).funcall("allocate", ())?)?;
+    let name = ruby.str_new(&calculation.name);
+    name.freeze();
+    object.ivar_set("@name", name)?;
+    object.ivar_set("@arguments", arguments)?;
+    object.freeze();
+    Ok(object.as_value())
+}
+
+fn calculation_value_to_ruby(
+    ruby: &Ruby,
+    value: &proto::calculation::CalculationValue,
+) -> Result<Value, Error> {
+    use proto::calculation::calculation_value::Value as C;
+    match &value.value {
+        Some(C::Number(number)) => number_to_ruby(ruby, number),
+        Some(C::String(text)) => ruby
+            .get_inner(&STRING)
+            .new_instance((ruby.str_new(text), magnus::kwargs!(ruby, "quoted" => false))),
+        Some(C::Interpolation(text)) => ruby
+            .get_inner(&CALCULATION_INTERPOLATION)
+            .new_instance((ruby.str_new(text),)),
+        Some(C::Operation(operation)) => {
+            let operator = match CalculationOperator::try_from(operation.operator) {
+                Ok(CalculationOperator::Plus) => "+",
+                Ok(CalculationOperator::Minus) => "-",
+                Ok(CalculationOperator::Times) => "*",
+                Ok(CalculationOperator::Divide) => "/",
+                Err(_) => {
+                    return Err(type_error(
+                        ruby,
+                        format!("unknown calculation operator {}", operation.operator),
+                    ))
+                }
+            };
+            let (Some(left), Some(right)) = (&operation.left, &operation.right) else {
+                return Err(type_error(
+                    ruby,
+                    "a calculation operation without an operand",
+                ));
+            };
+            ruby.get_inner(&CALCULATION_OPERATION).new_instance((
+                ruby.str_new(operator),
+                calculation_value_to_ruby(ruby, left)?,
+                calculation_value_to_ruby(ruby, right)?,
+            ))
+        }
+        Some(C::Calculation(calculation)) => calculation_to_ruby(ruby, calculation),
+        None => Err(type_error(
+            ruby,
+            "the compiler sent an empty calculation value",
+        )),
+    }
+}
+
+fn color_from_ruby(ruby: &Ruby, value: Value) -> Result<proto::Value, Error> {
+    let object = RObject::try_convert(value)?;
+    let space: RString = object.ivar_get("@space")?;
+    let channels: RArray = object.ivar_get("@channels")?;
+    let alpha: Option<f64> = object.ivar_get("@alpha")?;
+    if channels.len() != 3 {
+        return Err(type_error(
+            ruby,
+            "a Sass::Value::Color must have three channels",
+        ));
+    }
+    Ok(proto::Value::Color(proto::Color {
+        space: space.to_string()?,
+        channel1: channels.entry(0)?,
+        channel2: channels.entry(1)?,
+        channel3: channels.entry(2)?,
+        alpha,
+    }))
+}
+
+fn calculation_from_ruby(
+    ruby: &Ruby,
+    value: Value,
+    context: &Context,
+) -> Result<proto::Calculation, Error> {
+    let object = RObject::try_convert(value)?;
+    let name = rust_string(object.ivar_get("@name")?)?;
+    // The compiler refuses any other name from a host with a protocol error
+    // (which would end it): refuse it here, failing only the function call.
+    if !matches!(name.as_str(), "calc" | "min" | "max" | "clamp") {
+        return Err(type_error(
+            ruby,
+            format!(
+                "{} cannot be sent to the compiler: a host may only send calc(), min(), max() \
+                 and clamp() calculations",
+                value.inspect()
+            ),
+        ));
+    }
+    let arguments: RArray = object.ivar_get("@arguments")?;
+    Ok(proto::Calculation {
+        name,
+        arguments: arguments
+            .into_iter()
+            .map(|argument| calculation_value_from_ruby(ruby, argument, context))
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+fn calculation_value_from_ruby(
+    ruby: &Ruby,
+    value: Value,
+    context: &Context,
+) -> Result<proto::calculation::CalculationValue, Error> {
+    use proto::calculation::{calculation_value::Value as C, CalculationOperation};
+
+    // The `CalculationValue`, and the message inside it.
+    let _nesting = context.nest(ruby, 2)?;
+    let converted = if value.is_kind_of(ruby.get_inner(&NUMBER)) {
+        match number_from_ruby(value)? {
+            proto::Value::Number(number) => C::Number(number),
+            _ => unreachable!("numbers convert to numbers"),
+        }
+    } else if value.is_kind_of(ruby.get_inner(&STRING)) {
+        let quoted: bool = value.funcall("quoted?", ())?;
+        if quoted {
+            return Err(type_error(
+                ruby,
+                format!(
+                    "{} is quoted: calculations take unquoted strings",
+                    value.inspect()
+                ),
+            ));
+        }
+        C::String(rust_string(value.funcall("text", ())?)?)
+    } else if value.is_kind_of(ruby.get_inner(&CALCULATION_INTERPOLATION)) {
+        C::Interpolation(rust_string(value.funcall("value", ())?)?)
+    } else if value.is_kind_of(ruby.get_inner(&CALCULATION_OPERATION)) {
+        let operator = match rust_string(value.funcall("operator", ())?)?.as_str() {
+            "+" => CalculationOperator::Plus,
+            "-" => CalculationOperator::Minus,
+            "*" => CalculationOperator::Times,
+            "/" => CalculationOperator::Divide,
+            other => {
+                return Err(type_error(
+                    ruby,
+                    format!("invalid calculation operator {other:?}"),
+                ))
+            }
+        };
+        C::Operation(Box::new(CalculationOperation {
+            operator: operator as i32,
+            left: Some(Box::new(calculation_value_from_ruby(
+                ruby,
+                value.funcall("left", ())?,
+                context,
+            )?)),
+            right: Some(Box::new(calculation_value_from_ruby(
+                ruby,
+                value.funcall("right", ())?,
+                context,
+            )?)),
+        }))
+    } else if value.is_kind_of(ruby.get_inner(&CALCULATION)) {
+        C::Calculation(calculation_from_ruby(ruby, value, context)?)
+    } else {
+        return Err(type_error(
+            ruby,
+            format!("{} cannot be part of a calculation", value.inspect()),
+        ));
+    };
+    Ok(proto::calculation::CalculationValue {
+        value: Some(converted),
+    })
+}
+
+fn number_from_ruby(value: Value) -> Result<proto::Value, Error> {
+    let number: f64 = Float::try_convert(value.funcall("value", ())?)?.to_f64();
+    Ok(proto::Value::Number(proto::Number {
+        value: number,
+        numerators: strings_from_ruby(value.funcall("numerator_units", ())?)?,
+        denominators: strings_from_ruby(value.funcall("denominator_units", ())?)?,
+    }))
+}
+
 /// Converts a `Sass::Value` to its protobuf message.
 pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoValue, Error> {
     use proto::Value as V;
 
+    // The `Value` message itself, and the message inside it.
+    let _nesting = context.nest(ruby, 2)?;
     let converted = if value.is_kind_of(ruby.get_inner(&STRING)) {
         let text: RString = value.funcall("text", ())?;
         let quoted: bool = value.funcall("quoted?", ())?;
@@ -250,12 +527,7 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
             quoted,
         })
     } else if value.is_kind_of(ruby.get_inner(&NUMBER)) {
-        let number: f64 = Float::try_convert(value.funcall("value", ())?)?.to_f64();
-        V::Number(proto::Number {
-            value: number,
-            numerators: strings_from_ruby(value.funcall("numerator_units", ())?)?,
-            denominators: strings_from_ruby(value.funcall("denominator_units", ())?)?,
-        })
+        number_from_ruby(value)?
     } else if value.is_kind_of(ruby.get_inner(&BOOLEAN)) {
         let truthy: bool = value.funcall("to_bool", ())?;
         V::Singleton(if truthy {
@@ -278,15 +550,19 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
                 .collect::<Result<_, _>>()?,
         })
     } else if value.is_kind_of(ruby.get_inner(&MAP)) {
-        let contents: RHash = value.funcall("contents", ())?;
-        let mut entries = Vec::with_capacity(contents.len());
-        contents.foreach(|key: Value, value: Value| {
+        // Pairs as an array rather than `RHash::foreach`: an error inside
+        // `foreach` is raised through Ruby and would come back as a Ruby
+        // exception instead of the host's own conversion error.
+        let pairs = hash_pairs(value.funcall("contents", ())?)?;
+        let mut entries = Vec::with_capacity(pairs.len());
+        for pair in pairs {
+            let pair = RArray::try_convert(pair)?;
+            let _entry = context.nest(ruby, 1)?;
             entries.push(proto::map::Entry {
-                key: Some(from_ruby(ruby, key, context)?),
-                value: Some(from_ruby(ruby, value, context)?),
+                key: Some(from_ruby(ruby, pair.entry(0)?, context)?),
+                value: Some(from_ruby(ruby, pair.entry(1)?, context)?),
             });
-            Ok(magnus::r_hash::ForEach::Continue)
-        })?;
+        }
         V::Map(proto::Map { entries })
     } else if value.is_kind_of(ruby.get_inner(&FUNCTION)) {
         let object = RObject::try_convert(value)?;
@@ -308,6 +584,10 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
         V::CompilerMixin(proto::CompilerMixin {
             id: compiler_id(ruby, RObject::try_convert(value)?, context, "mixin")?,
         })
+    } else if value.is_kind_of(ruby.get_inner(&CALCULATION)) {
+        V::Calculation(calculation_from_ruby(ruby, value, context)?)
+    } else if value.is_kind_of(ruby.get_inner(&COLOR)) {
+        color_from_ruby(ruby, value)?
     } else if value.is_kind_of(ruby.get_inner(&COMPILER_MODULE)) {
         V::CompilerModule(proto::CompilerModule {
             id: compiler_id(ruby, RObject::try_convert(value)?, context, "module")?,
@@ -329,6 +609,11 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
     Ok(ProtoValue {
         value: Some(converted),
     })
+}
+
+/// A Hash's `[key, value]` pairs, as an Array.
+fn hash_pairs(hash: RHash) -> Result<RArray, Error> {
+    hash.funcall("to_a", ())
 }
 
 fn strings_from_ruby(array: RArray) -> Result<Vec<String>, Error> {
@@ -369,17 +654,18 @@ fn argument_list_from_ruby(
         }
     }
     let contents: RArray = value.funcall("to_a", ())?;
-    let keywords: RHash = object.ivar_get("@keywords")?;
-    let mut converted_keywords = std::collections::HashMap::with_capacity(keywords.len());
-    keywords.foreach(|name: Value, element: Value| {
+    let keywords = hash_pairs(object.ivar_get("@keywords")?)?;
+    let mut converted_keywords = std::collections::BTreeMap::new();
+    for pair in keywords {
+        let pair = RArray::try_convert(pair)?;
+        let name: Value = pair.entry(0)?;
         let name = if let Ok(symbol) = Symbol::try_convert(name) {
             symbol.name()?.into_owned()
         } else {
             rust_string(name)?
         };
-        converted_keywords.insert(name, from_ruby(ruby, element, context)?);
-        Ok(magnus::r_hash::ForEach::Continue)
-    })?;
+        converted_keywords.insert(name, from_ruby(ruby, pair.entry(1)?, context)?);
+    }
     Ok(proto::Value::ArgumentList(proto::ArgumentList {
         id: 0,
         separator: separator_from_ruby(ruby, value.funcall("separator", ())?)? as i32,

@@ -1,0 +1,58 @@
+# frozen_string_literal: true
+
+module Sass
+  module CalculationValue
+    # A binary operation inside a calculation, such as +1px + 2em+.
+    # @see https://sass-lang.com/documentation/js-api/classes/calculationoperation/
+    class CalculationOperation
+      include CalculationValue
+
+      # The operators a calculation can use.
+      OPERATORS = %w[+ - * /].freeze
+
+      # @return [::String] +'+'+, +'-'+, +'*'+ or +'/'+
+      attr_reader :operator
+
+      # @return [CalculationValue]
+      attr_reader :left
+
+      # @return [CalculationValue]
+      attr_reader :right
+
+      # @param operator [::String]
+      # @param left [CalculationValue]
+      # @param right [CalculationValue]
+      # @raise [ArgumentError] for an unknown operator
+      # @raise [ScriptError] for an operand that cannot be part of a calculation
+      def initialize(operator, left, right)
+        unless OPERATORS.include?(operator)
+          raise ArgumentError,
+                "operator must be one of #{OPERATORS.join(' ')}, got #{operator.inspect}"
+        end
+
+        @operator = operator.dup.freeze
+        @left = CalculationValue.check(left, 'left')
+        @right = CalculationValue.check(right, 'right')
+        freeze
+      end
+
+      # @return [::Boolean]
+      def ==(other)
+        other.is_a?(CalculationOperation) && other.operator == operator && other.left == left &&
+          other.right == right
+      end
+      alias eql? ==
+
+      # @return [Integer]
+      def hash
+        [operator, left, right].hash
+      end
+
+      # @return [::String]
+      def inspect
+        "#{left.inspect} #{operator} #{right.inspect}"
+      end
+      alias to_s inspect
+    end
+  end
+end

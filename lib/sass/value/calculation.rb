@@ -1,0 +1,102 @@
+# frozen_string_literal: true
+
+module Sass
+  module Value
+    # A Sass calculation, such as +calc(1px + 10%)+. Sass simplifies the
+    # calculations a function returns; the host keeps them as built.
+    # @see https://sass-lang.com/documentation/js-api/classes/sasscalculation/
+    class Calculation
+      include Value
+      include CalculationValue
+
+      # @return [::String] the calculation's name: +calc+, +min+, +clamp+, ...
+      attr_reader :name
+
+      # @return [Array<CalculationValue>]
+      attr_reader :arguments
+
+      class << self
+        private :new
+
+        # @param argument [CalculationValue]
+        # @return [Calculation] +calc(argument)+
+        def calc(argument)
+          new('calc', [CalculationValue.check(argument)])
+        end
+
+        # @param arguments [Array<CalculationValue>]
+        # @return [Calculation] +min(arguments...)+
+        def min(arguments)
+          new('min', Calculation.check_all(arguments))
+        end
+
+        # @param arguments [Array<CalculationValue>]
+        # @return [Calculation] +max(arguments...)+
+        def max(arguments)
+          new('max', Calculation.check_all(arguments))
+        end
+
+        # @param min [CalculationValue]
+        # @param value [CalculationValue, nil]
+        # @param max [CalculationValue, nil]
+        # @return [Calculation] +clamp(min, value, max)+
+        # @raise [ScriptError] for a missing +value+ with a +max+, or missing
+        #   arguments where +min+ (or +value+) cannot stand for several
+        def clamp(min, value = nil, max = nil)
+          raise Sass::ScriptError, 'Value must be set when max is set.' if value.nil? && !max.nil?
+
+          if (value.nil? || max.nil?) && [min, value].none? { |v| unparsed?(v) }
+            raise Sass::ScriptError, 'Argument must be an unquoted SassString or CalculationInterpolation.'
+          end
+
+          new('clamp', Calculation.check_all([min, value, max].compact))
+        end
+
+        # @return [Array<CalculationValue>] +arguments+, checked and frozen
+        # @!visibility private
+        def check_all(arguments)
+          unless arguments.respond_to?(:to_ary)
+            raise ArgumentError,
+                  "arguments must be an Array, got #{arguments.inspect}"
+          end
+
+          arguments.to_ary.map { |argument| CalculationValue.check(argument) }.freeze
+        end
+
+        private
+
+        def unparsed?(value)
+          (value.is_a?(Value::String) && !value.quoted?) || value.is_a?(CalculationValue::CalculationInterpolation)
+        end
+      end
+
+      # @param name [::String]
+      # @param arguments [Array<CalculationValue>]
+      def initialize(name, arguments)
+        @name = name.dup.freeze
+        @arguments = arguments
+        freeze
+      end
+
+      # @return [Calculation] self
+      def assert_calculation(_name = nil)
+        self
+      end
+
+      # @return [::Boolean] whether both have the same name and equal arguments
+      def ==(other)
+        other.is_a?(Sass::Value::Calculation) && other.name == name && other.arguments == arguments
+      end
+
+      # @return [Integer]
+      def hash
+        [name, arguments].hash
+      end
+
+      # @return [::String]
+      def inspect
+        "#{name}(#{arguments.map(&:inspect).join(', ')})"
+      end
+    end
+  end
+end

@@ -1,0 +1,137 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+
+# Custom functions: arguments, results, errors, first-class functions and
+# mixins, against the real compiler.
+class FunctionTest < Minitest::Test
+  S = Sass::Value::String
+  N = Sass::Value::Number
+
+  def compile(source, functions, **options)
+    Sass.compile_string(source, functions:, **options).css
+  end
+
+  def test_positional_default_and_rest_arguments
+    seen = nil
+    functions = { 'f($a, $b: 10px, $rest...)' => lambda { |args|
+      seen = args
+      S.new('ok', quoted: false)
+    } }
+    compile('a { b: f(1) }', functions)
+    assert_equal [N.new(1), N.new(10, 'px')], seen[0, 2]
+    assert_kind_of Sass::Value::ArgumentList, seen[2]
+    assert_empty seen[2].to_a
+    compile('a { b: f(1, 2, 3, 4) }', functions)
+    assert_equal [N.new(3), N.new(4)], seen[2].to_a
+    assert_equal ',', seen[2].separator
+    compile('a { b: f($b: 5, $a: 6) }', functions)
+    assert_equal [N.new(6), N.new(5)], seen[0, 2]
+  end
+
+  def test_keyword_arguments_are_reported_as_used_only_when_read
+    reads = { 'f($args...)' => lambda { |args|
+      S.new(args[0].keywords.keys.join('-'), quoted: false)
+    } }
+    assert_equal "a {\n  b: x-y;\n}", compile('a { b: f($x: 1, $y: 2) }', reads)
+
+    ignores = { 'f($args...)' => ->(_args) { S.new('ignored', quoted: false) } }
+    error = assert_raises(Sass::CompileError) { compile('a { b: f($x: 1) }', ignores) }
+    assert_match(/No parameter named \$x/, error.message)
+  end
+
+  def test_signature_names_with_hyphens_and_underscores
+    functions = { 'my-func($x)' => ->(args) { args[0] }, 'other_func()' => ->(_) { S.new('o', quoted: false) } }
+    assert_equal "a {\n  b: 1;\n  c: o;\n}", compile('a { b: my_func(1); c: other-func() }', functions)
+  end
+
+  def test_any_callable_works
+    callable = Object.new
+    def callable.call(args) = Sass::Value::Number.new(args[0].value + 1)
+    assert_equal "a {\n  b: 2;\n}", compile('a { b: inc(1) }', { 'inc($n)' => callable })
+    assert_equal "a {\n  b: 4;\n}", compile('a { b: inc(3) }', { 'inc($n)': callable })
+  end
+
+  def test_ruby_errors_become_compile_errors_with_the_ruby_backtrace
+    functions = { 'boom()' => ->(_) { raise ArgumentError, 'Ruby says no' } }
+    error = assert_raises(Sass::CompileError) { compile('a { b: boom() }', functions) }
+    assert_equal 'Ruby says no', error.message
+    assert_kind_of ArgumentError, error.cause
+    assert(error.cause.backtrace.any? { |line| line.include?(__FILE__) })
+    assert_equal 'boom()', error.span.text
+
+    functions = { 'bad()' => ->(_) { raise Sass::ScriptError.new('must be positive', 'n') } }
+    error = assert_raises(Sass::CompileError) { compile('a { b: bad() }', functions) }
+    assert_equal '$n: must be positive', error.message
+  end
+
+  def test_wrong_return_types
+    {
+      ->(_) { 42 } => '42 is not a Sass::Value',
+      ->(_) {} => 'nil is not a Sass::Value',
+      ->(_) { 'text' } => '"text" is not a Sass::Value',
+      ->(_) { Sass::Value::List.new([N.new(1)]).to_a } => 'is not a Sass::Value'
+    }.each do |callable, message|
+      error = assert_raises(Sass::CompileError) { compile('a { b: f() }', { 'f()' => callable }) }
+      assert_includes error.message, message
+    end
+  end
+
+  def test_invalid_signatures_are_clear_errors_before_compiling
+    ['f', 'f(', '(x)', '1f()', ''].each do |signature|
+      error = assert_raises(ArgumentError, signature) { compile('a { b: c }', { signature => ->(_) {} }) }
+      assert_match(/is not a Sass function signature/, error.message)
+    end
+    error = assert_raises(Sass::CompileError) { compile('a { b: c }', { 'f($a $b)' => ->(_) {} }) }
+    assert_match(/expected/i, error.message)
+  end
+
+  def test_host_functions_as_first_class_values
+    double = Sass::Value::Function.new('double($n)') { |args| N.new(args[0].value * 2) }
+    functions = { 'get-double()' => ->(_) { double } }
+    source = "@use 'sass:meta'; a { b: meta.call(get-double(), 21); }"
+    assert_equal "a {\n  b: 42;\n}", compile(source, functions)
+    assert_raises(ArgumentError) { Sass::Value::Function.new('bad') { nil } }
+    assert_raises(ArgumentError) { Sass::Value::Function.new('f()') }
+    assert_equal double, double
+    assert_same double, double.assert_function
+  end
+
+  def test_compiler_functions_and_mixins_return_within_their_compilation
+    functions = { 'pass($v)' => ->(args) { args[0] } }
+    source = <<~SCSS
+      @use 'sass:meta';
+      @function triple($n) { @return $n * 3; }
+      @mixin red { color: red; }
+      a { b: meta.call(pass(meta.get-function('triple')), 5); @include meta.apply(pass(meta.get-mixin('red'))); }
+    SCSS
+    assert_equal "a {\n  b: 15;\n  color: red;\n}", compile(source, functions)
+  end
+
+  def test_compiler_functions_cannot_cross_compilations
+    kept = nil
+    keep = { 'keep($v)' => lambda { |args|
+      kept = args[0]
+      Sass::Value::Null::NULL
+    } }
+    compile("@use 'sass:meta'; @function f() { @return 1; } a { b: keep(meta.get-function('f')) }", keep)
+    assert_kind_of Sass::Value::Function, kept
+    assert_nil kept.callback
+    compiler = new_compiler
+    error = assert_raises(Sass::CompileError) do
+      compiler.compile_string("@use 'sass:meta'; a { b: meta.call(give(), 1) }", functions: { 'give()' => lambda { |_|
+                                                                                                            kept
+                                                                                                          } })
+    end
+    assert_match(/can only be used in the compilation that created it/, error.message)
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+  end
+
+  def test_nested_functions_compile_inside_a_function
+    functions = { 'inner($n)' => lambda { |args|
+      css = Sass.compile_string("x { y: #{args[0].value.to_i + 1} }", style: :compressed).css
+      S.new(css, quoted: true)
+    } }
+    assert_equal "a {\n  b: \"x{y:2}\";\n}", compile('a { b: inner(1) }', functions)
+  end
+end
