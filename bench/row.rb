@@ -6,7 +6,7 @@
 #   ruby bench/row.rb DISPATCH WORKLOAD key=value ...
 #
 # DISPATCH is multiplexed or wait_for; WORKLOAD and keys as in
-# bench/raw/src/main.rb: startup, bootstrap, tiny, sleep, nested; count,
+# bench/raw/src/main.rs: startup, bootstrap, tiny, calls, sleep, nested; count,
 # threads, func, url, path, sleep_ms.
 
 require 'json'
@@ -59,6 +59,9 @@ else
                         compiler.compile_string('x {y: z}')
                         bar
                       } } }]
+                    when 'calls'
+                      [Array.new(100) { |i| "b#{i}: foo()" }.join('; ').then { |body| "a { #{body} }" },
+                       { functions: { 'foo()' => ->(_) { bar } } }]
                     when 'sleep'
                       ['a { b: foo() }', { functions: { 'foo()' => lambda { |_|
                         sleep(sleep_seconds)

@@ -44,6 +44,7 @@ def rows
     { name: '1c start up cost', kind: 'startup', count: scaled(20, 3), threads: 1 },
     { name: '1t/100c bootstrap', kind: 'bootstrap', count: scaled(100, 3), threads: 1 },
     *tiny,
+    { name: '1t/1000c w/ 100 func calls each', kind: 'calls', count: scaled(1000, 50), threads: 1 },
     { name: '16t/2000c w/ func sleeping 1ms', kind: 'sleep', count: scaled(2000, 1000), threads: 16, sleep_ms: 1 },
     { name: '4t/10000c w/ nested compile', kind: 'nested', count: scaled(10_000, 40), threads: 4 }
   ]
@@ -145,6 +146,11 @@ end
 summary << { target: 'host CPU per function call, multiplexed (info; raw in brackets)',
              value: "#{cpu_per_call.call('multiplexed').round(1)} us (#{cpu_per_call.call('raw').round(1)} us)",
              met: true }
+calls = find(results, '1t/1000c w/ 100 func calls each')['multiplexed']
+per_call = ((1.0 / calls[:rate]) - (1.0 / without[:rate])) / 100 * 1e6
+plain = 1e6 / without[:rate]
+summary << { target: "100 calls per compile: time per call <= a plain compile round trip (#{plain.round(1)} us)",
+             value: "#{per_call.round(1)} us", met: per_call <= plain }
 growth = results.select { |row| row[:kind] == 'tiny' }.map do |row|
   measured = row[:results]['multiplexed']
   (measured[:host_rss_last_kb] - measured[:host_rss_first_kb]) / 1024.0

@@ -3,7 +3,8 @@
 //! objects), so the table can show the host's overhead over the compiler.
 //!
 //! Usage: `sass-embedded-bench-raw COMPILER WORKLOAD [key=value ...]`, where
-//! WORKLOAD is `startup`, `bootstrap`, `tiny`, `sleep` or `nested`, and the
+//! WORKLOAD is `startup`, `bootstrap`, `tiny`, `calls` (100 function calls),
+//! `sleep` or `nested`, and the
 //! keys are `count`, `threads`, `func` (0/1), `url` (0/1), `path` and
 //! `sleep_ms`. Prints one line of JSON with the measurements.
 
@@ -61,6 +62,7 @@ impl Workload {
             "bootstrap" => compile_request::Input::Path(self.path.clone()),
             "nested" => string_input("a { b: nest() }", false),
             "sleep" => string_input("a { b: foo() }", false),
+            "calls" => string_input(&hundred_calls(), false),
             _ => string_input(
                 if self.func {
                     "a {b: foo()}"
@@ -72,7 +74,7 @@ impl Workload {
         };
         let global_functions = match self.kind.as_str() {
             "nested" => vec!["nest()".to_owned()],
-            "sleep" => vec!["foo()".to_owned()],
+            "sleep" | "calls" => vec!["foo()".to_owned()],
             _ if self.func => vec!["foo()".to_owned()],
             _ => Vec::new(),
         };
@@ -89,6 +91,12 @@ impl Workload {
             ..Default::default()
         }
     }
+}
+
+/// A stylesheet that calls the host function 100 times.
+fn hundred_calls() -> String {
+    let body: Vec<String> = (0..100).map(|i| format!("b{i}: foo()")).collect();
+    format!("a {{ {} }}", body.join("; "))
 }
 
 fn string_input(source: &str, url: bool) -> compile_request::Input {
