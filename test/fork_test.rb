@@ -11,6 +11,7 @@ class ForkTest < Minitest::Test
 
     reader, writer = IO.pipe
     child = fork do
+      GC.stress = false # the child tests fork, not the collector
       reader.close
       css = compiler.compile_string('child { x: y }').css
       child_compiler = compiler_pid(compiler)
@@ -23,11 +24,14 @@ class ForkTest < Minitest::Test
     css, child_compiler = Marshal.load(reader.read) # rubocop:disable Security/MarshalLoad
     reader.close
     _, status = Process.wait2(child)
+    child = nil
 
     assert_predicate status, :success?
     assert_equal "child {\n  x: y;\n}", css
     refute_equal parent_compiler, child_compiler
     assert_equal parent_compiler, compiler_pid(compiler), "the child's close did not touch the parent's compiler"
     assert_equal "a {\n  b: d;\n}", compiler.compile_string('a { b: d }').css
+  ensure
+    kill_child(child)
   end
 end

@@ -78,6 +78,16 @@ module SassTestHelpers
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 
+  # Kills and reaps a forked child the test gave up on.
+  def kill_child(pid)
+    return if pid.nil?
+
+    Process.kill(:KILL, pid)
+    Process.wait(pid)
+  rescue Errno::ESRCH, Errno::ECHILD
+    nil
+  end
+
   # The host of a compiler, to find its compiler process.
   def compiler_pid(compiler)
     compiler.send(:host).compiler_pid
