@@ -42,6 +42,45 @@ class StressTest < Minitest::Test
     assert_operator compiler.send(:host).compiler_pids.length, :>, 1, 'nesting needed more than one compiler'
   end
 
+  # Nested compiles from importers and loggers count as nested too: with one
+  # compiler allowed and its 15 slots held by compiles inside callbacks, each
+  # callback's own compile still runs (on a compiler started for it).
+  def test_nested_compiles_from_every_kind_of_callback_when_the_compiler_is_full
+    compiler = new_compiler(max_processes: 1)
+    count = 15
+    arrived = Queue.new
+    go = Queue.new
+    nested = lambda do |label|
+      arrived << label
+      go.pop
+      compiler.compile_string(".#{label} { nested: yes }", style: :compressed).css
+    end
+    callbacks = {
+      'importer' => { importers: [{ canonicalize: ->(url, _) { nested.call('importer') && "m:#{url}" },
+                                    load: ->(_) { { contents: '', syntax: :scss } } }],
+                      source: "@use 'x';" },
+      'file-importer' => { importers: [{ find_file_url: ->(*) { nested.call('file-importer') && nil } }],
+                           source: "@use 'not-on-disk';" },
+      'logger' => { logger: { warn: ->(*, **) { nested.call('logger') } }, source: "@warn 'w';" },
+      'function' => { functions: { 'f()' => ->(_) { Sass::Value::String.new(nested.call('function')) } },
+                      source: 'a { b: f() }' }
+    }
+    threads = Array.new(count) do |index|
+      name, options = callbacks.to_a[index % callbacks.length]
+      Thread.new do
+        compiler.compile_string(options[:source], **options.except(:source))
+        name
+      rescue Sass::CompileError
+        name # the file importer finds nothing, as it should
+      end
+    end
+    count.times { arrived.pop }
+    assert_equal 1, compiler.send(:host).compiler_pids.length
+    count.times { go << true }
+    assert_equal count, threads.map(&:value).length
+    assert_operator compiler.send(:host).compiler_pids.length, :>, 1, 'the nested compiles got a compiler of their own'
+  end
+
   # All 200 are inside their function at the same moment (each waits for the
   # others), which takes 200 compiler slots: 14 processes.
   def test_200_threads_inside_a_sleeping_function_at_once

@@ -18,7 +18,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, RHash, Ruby, Value};
-use sass_embedded_core::dispatcher::Waker;
+use sass_embedded_core::dispatcher::{Request, Waker};
 use sass_embedded_core::protocol::{
     inbound_message::{self, function_call_response, FunctionCallResponse},
     outbound_message::{self, function_call_request::Identifier, FunctionCallRequest},
@@ -167,8 +167,11 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
             Message::LogEvent(event) => {
                 // A logger that fails fails the compile: its exception, of
                 // whatever class, reaches the caller.
-                let _: Value =
-                    session.funcall("log_event", conversion::log_event_args(ruby, &event)?)?;
+                call_session(
+                    session,
+                    "log_event",
+                    conversion::log_event_args(ruby, &event)?,
+                )?;
                 continue;
             }
             Message::FunctionCallRequest(request) => function_call(ruby, &context, request)?,
@@ -176,23 +179,13 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
                 let id = request.id;
                 answer(
                     ruby,
-                    session
-                        .funcall(
-                            "canonicalize_request",
-                            conversion::canonicalize_args(ruby, &request),
-                        )
-                        .and_then(|answer| conversion::canonicalize_response(id, answer)),
-                    |error| {
-                        inbound_message::Message::CanonicalizeResponse(
-                            inbound_message::CanonicalizeResponse {
-                                id,
-                                result: Some(
-                                    inbound_message::canonicalize_response::Result::Error(error),
-                                ),
-                                containing_url_unused: false,
-                            },
-                        )
-                    },
+                    call_session(
+                        session,
+                        "canonicalize_request",
+                        conversion::canonicalize_args(ruby, &request),
+                    )
+                    .and_then(|answer| conversion::canonicalize_response(id, answer)),
+                    Request::Canonicalize(id),
                 )?
             }
             Message::ImportRequest(request) => {
@@ -205,35 +198,20 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
                         conversion::import_args(ruby, &request),
                     )
                     .and_then(|answer| conversion::import_response(ruby, id, answer)),
-                    |error| {
-                        inbound_message::Message::ImportResponse(inbound_message::ImportResponse {
-                            id,
-                            result: Some(inbound_message::import_response::Result::Error(error)),
-                        })
-                    },
+                    Request::Import(id),
                 )?
             }
             Message::FileImportRequest(request) => {
                 let id = request.id;
                 answer(
                     ruby,
-                    session
-                        .funcall(
-                            "file_import_request",
-                            conversion::file_import_args(ruby, &request),
-                        )
-                        .and_then(|answer| conversion::file_import_response(id, answer)),
-                    |error| {
-                        inbound_message::Message::FileImportResponse(
-                            inbound_message::FileImportResponse {
-                                id,
-                                result: Some(inbound_message::file_import_response::Result::Error(
-                                    error,
-                                )),
-                                containing_url_unused: false,
-                            },
-                        )
-                    },
+                    call_session(
+                        session,
+                        "file_import_request",
+                        conversion::file_import_args(ruby, &request),
+                    )
+                    .and_then(|answer| conversion::file_import_response(id, answer)),
+                    Request::FileImport(id),
                 )?
             }
             // The dispatcher keeps these from compilations.
@@ -249,17 +227,18 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
     }
 }
 
-/// The answer for the compiler: the callback's, or an error response if the
-/// callback raised a `StandardError`. Any other exception propagates.
+/// The answer for the compiler: the callback's, or an error response to
+/// `request` if the callback raised a `StandardError`. Any other exception
+/// propagates.
 fn answer(
     ruby: &Ruby,
     result: Result<inbound_message::Message, Error>,
-    error_reply: impl FnOnce(String) -> inbound_message::Message,
+    request: Request,
 ) -> Result<inbound_message::Message, Error> {
     match result {
         Ok(message) => Ok(message),
         Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
-            Ok(error_reply(describe(&error)))
+            Ok(request.error_response(describe(&error)))
         }
         Err(error) => Err(error),
     }

@@ -17,78 +17,10 @@ use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 
 use crate::connection::Connection;
 use crate::dispatch::{wait_for, Transport};
-use crate::dispatcher::{error_reply, Event, Registration, Waker, ABANDONED};
+use crate::dispatcher::{error_reply, Event, Registration, Request, Waker, ABANDONED};
 use crate::error::HostError;
 use crate::framing::encode_packet;
 use crate::protocol::{inbound_message, outbound_message, InboundMessage};
-
-/// A request the compiler is waiting for an answer to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Owed {
-    Canonicalize(u32),
-    Import(u32),
-    FileImport(u32),
-    FunctionCall(u32),
-}
-
-impl Owed {
-    fn of(message: &outbound_message::Message) -> Option<Self> {
-        use outbound_message::Message;
-        Some(match message {
-            Message::CanonicalizeRequest(r) => Self::Canonicalize(r.id),
-            Message::ImportRequest(r) => Self::Import(r.id),
-            Message::FileImportRequest(r) => Self::FileImport(r.id),
-            Message::FunctionCallRequest(r) => Self::FunctionCall(r.id),
-            _ => return None,
-        })
-    }
-
-    fn answered_by(message: &inbound_message::Message) -> Option<Self> {
-        use inbound_message::Message;
-        Some(match message {
-            Message::CanonicalizeResponse(r) => Self::Canonicalize(r.id),
-            Message::ImportResponse(r) => Self::Import(r.id),
-            Message::FileImportResponse(r) => Self::FileImport(r.id),
-            Message::FunctionCallResponse(r) => Self::FunctionCall(r.id),
-            _ => return None,
-        })
-    }
-
-    fn error_reply(self, error: &str) -> InboundMessage {
-        use inbound_message as inbound;
-        let error = error.to_owned();
-        let message = match self {
-            Self::Canonicalize(id) => {
-                inbound::Message::CanonicalizeResponse(inbound::CanonicalizeResponse {
-                    id,
-                    result: Some(inbound::canonicalize_response::Result::Error(error)),
-                    containing_url_unused: false,
-                })
-            }
-            Self::Import(id) => inbound::Message::ImportResponse(inbound::ImportResponse {
-                id,
-                result: Some(inbound::import_response::Result::Error(error)),
-            }),
-            Self::FileImport(id) => {
-                inbound::Message::FileImportResponse(inbound::FileImportResponse {
-                    id,
-                    result: Some(inbound::file_import_response::Result::Error(error)),
-                    containing_url_unused: false,
-                })
-            }
-            Self::FunctionCall(id) => {
-                inbound::Message::FunctionCallResponse(inbound::FunctionCallResponse {
-                    id,
-                    result: Some(inbound::function_call_response::Result::Error(error)),
-                    accessed_argument_lists: Vec::new(),
-                })
-            }
-        };
-        InboundMessage {
-            message: Some(message),
-        }
-    }
-}
 
 /// What a caller gets from its channel.
 #[derive(Debug)]
@@ -212,7 +144,7 @@ impl Inbox {
 #[derive(Debug)]
 pub struct Compilation {
     inbox: Inbox,
-    owed: Vec<Owed>,
+    owed: Vec<Request>,
     finished: bool,
 }
 
@@ -285,7 +217,7 @@ impl Compilation {
             Some(Event::Message(message)) => {
                 if matches!(message, outbound_message::Message::CompileResponse(_)) {
                     self.finished = true;
-                } else if let Some(owed) = Owed::of(&message) {
+                } else if let Some(owed) = Request::of(&message) {
                     self.owed.push(owed);
                 }
                 Received::Message(message)
@@ -310,7 +242,7 @@ impl Compilation {
 
     /// Sends the answer to a request this compilation received.
     pub fn respond(&mut self, message: inbound_message::Message) -> Result<(), HostError> {
-        if let Some(answered) = Owed::answered_by(&message) {
+        if let Some(answered) = Request::answered_by(&message) {
             self.owed.retain(|owed| *owed != answered);
         }
         self.send(&InboundMessage {
@@ -339,7 +271,9 @@ impl Drop for Compilation {
         let mut replies: Vec<InboundMessage> = self
             .owed
             .drain(..)
-            .map(|owed| owed.error_reply(ABANDONED))
+            .map(|owed| InboundMessage {
+                message: Some(owed.error_response(ABANDONED.to_owned())),
+            })
             .collect();
         while let Ok(event) = self.inbox.try_recv() {
             if let Event::Message(message) = event {
