@@ -108,6 +108,31 @@ class FunctionTest < Minitest::Test
     assert_equal "a {\n  b: 15;\n  color: red;\n}", compile(source, functions)
   end
 
+  def test_compiler_functions_and_mixins_are_equal_within_their_compilation
+    captured = []
+    keep = { 'keep($v)' => lambda { |args|
+      captured << args[0]
+      Sass::Value::Null::NULL
+    } }
+    compile(<<~SCSS, keep)
+      @use 'sass:meta';
+      @function f() { @return 1; }
+      @function g() { @return 2; }
+      @mixin m { x: y; }
+      a { b: keep(meta.get-function('f')); c: keep(meta.get-function('f')); d: keep(meta.get-function('g'));
+          e: keep(meta.get-mixin('m')); f: keep(meta.get-mixin('m')); }
+    SCSS
+    f1, f2, g, m1, m2 = captured
+    assert_equal f1, f2
+    assert_equal f1.hash, f2.hash
+    refute_equal f1, g
+    assert_equal m1, m2
+    refute_equal f1, m1
+    assert_kind_of Sass::Value::Mixin, m1
+    assert_same m1, m1.assert_mixin
+    assert_raises(Sass::ScriptError) { f1.assert_mixin }
+  end
+
   def test_compiler_functions_cannot_cross_compilations
     kept = nil
     keep = { 'keep($v)' => lambda { |args|

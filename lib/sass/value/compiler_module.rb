@@ -7,30 +7,15 @@ module Sass
     # it came from and has no public constructor.
     class CompilerModule
       include Value
+      include CompilerReference
 
       class << self
         private :new
       end
 
-      # @return [::Boolean]
-      def ==(other)
-        other.is_a?(Sass::Value::CompilerModule) && other.compiler_identity == compiler_identity
-      end
-
-      # @return [Integer]
-      def hash
-        compiler_identity.hash
-      end
-
       # @return [::String]
       def inspect
         "module(#{@id})"
-      end
-
-      protected
-
-      def compiler_identity
-        [@compilation, @id]
       end
     end
   end

@@ -8,6 +8,7 @@ module Sass
     # @see https://sass-lang.com/documentation/js-api/classes/sassfunction/
     class Function
       include Value
+      include CompilerReference
 
       # @return [::String, nil] the signature of a function defined in Ruby
       attr_reader :signature
@@ -36,26 +37,19 @@ module Sass
       # callback, or the same function of the same compilation.
       # @return [::Boolean]
       def ==(other)
-        return false unless other.is_a?(Sass::Value::Function)
-        return other.callback.equal?(callback) && other.signature == signature unless callback.nil?
+        return super if callback.nil?
 
-        other.callback.nil? && other.compiler_identity == compiler_identity
+        other.is_a?(Sass::Value::Function) && other.callback.equal?(callback) && other.signature == signature
       end
 
       # @return [Integer]
       def hash
-        callback.nil? ? compiler_identity.hash : [callback, signature].hash
+        callback.nil? ? super : [callback, signature].hash
       end
 
       # @return [::String]
       def inspect
         callback.nil? ? "get-function(#{@id})" : "get-function(\"#{signature[/\A[^(\s]+/]}\")"
-      end
-
-      protected
-
-      def compiler_identity
-        [@compilation, @id]
       end
     end
   end

@@ -7,6 +7,7 @@ module Sass
     # @see https://sass-lang.com/documentation/js-api/classes/sassmixin/
     class Mixin
       include Value
+      include CompilerReference
 
       class << self
         private :new
@@ -17,25 +18,9 @@ module Sass
         self
       end
 
-      # @return [::Boolean]
-      def ==(other)
-        other.is_a?(Sass::Value::Mixin) && other.compiler_identity == compiler_identity
-      end
-
-      # @return [Integer]
-      def hash
-        compiler_identity.hash
-      end
-
       # @return [::String]
       def inspect
         "get-mixin(#{@id})"
-      end
-
-      protected
-
-      def compiler_identity
-        [@compilation, @id]
       end
     end
   end
