@@ -5,7 +5,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use magnus::{prelude::*, Error, ExceptionClass, Ruby};
+use magnus::{prelude::*, Error, Ruby};
 use sass_embedded_core::{HostError, HostErrorKind};
 
 /// The Ruby exception for a host error:
@@ -53,13 +53,9 @@ pub fn guard<T>(ruby: &Ruby, body: impl FnOnce() -> Result<T, Error>) -> Result<
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
             Err(Error::new(
-                runtime_error(ruby),
+                ruby.exception_runtime_error(),
                 format!("sass-embedded internal error (please report it): {detail}"),
             ))
         }
     }
-}
-
-fn runtime_error(ruby: &Ruby) -> ExceptionClass {
-    ruby.exception_runtime_error()
 }

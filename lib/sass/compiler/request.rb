@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative 'session/structure'
 require_relative 'session/function_registry'
 require_relative 'session/importer_registry'
 require_relative 'session/logger_registry'

@@ -171,20 +171,10 @@ impl Compilation {
         self.inbox.registration.id
     }
 
-    /// The process id of the compiler running this compilation.
-    pub fn compiler_pid(&self) -> u32 {
-        self.inbox.connection.pid()
-    }
-
     /// A waker that makes a blocked [`recv`](Self::recv) return
     /// [`Received::Woken`]; safe to call from any thread.
     pub fn waker(&self) -> Waker {
         self.inbox.waker()
-    }
-
-    /// Whether the compilation is over (its response or a failure arrived).
-    pub fn is_finished(&self) -> bool {
-        self.finished
     }
 
     /// Blocks until the next message, failure or wake.

@@ -83,7 +83,7 @@ impl Connection {
         ));
 
         let handshake_id = 0;
-        let dispatcher = Arc::new(Dispatcher::new(command_line.clone(), handshake_id));
+        let dispatcher = Arc::new(Dispatcher::new(handshake_id));
         let transport = match dispatch::start(
             mode,
             runtime,

@@ -170,8 +170,6 @@ impl Table {
 #[derive(Debug)]
 pub struct Dispatcher {
     table: Mutex<Table>,
-    /// A human-readable name of the compiler, for error messages.
-    command: String,
 }
 
 /// The message of the error sent for requests of a compilation whose caller
@@ -183,7 +181,7 @@ impl Dispatcher {
     /// A dispatcher whose connection starts with a `VersionRequest` of id
     /// `handshake_id` on compilation 0. Until its answer arrives and says
     /// protocol 3, nothing else is routed.
-    pub fn new(command: impl Into<String>, handshake_id: u32) -> Self {
+    pub fn new(handshake_id: u32) -> Self {
         Self {
             table: Mutex::new(Table {
                 compilations: HashMap::new(),
@@ -196,7 +194,6 @@ impl Dispatcher {
                 closing: false,
                 idle_since: Some(Instant::now()),
             }),
-            command: command.into(),
         }
     }
 
@@ -426,11 +423,6 @@ impl Dispatcher {
     pub fn idle_since(&self) -> Option<Instant> {
         self.lock().idle_since
     }
-
-    /// The compiler's command line, for error messages.
-    pub fn command(&self) -> &str {
-        &self.command
-    }
 }
 
 /// The reply to a request of a compilation whose caller has gone, or `Done`
@@ -596,7 +588,7 @@ mod tests {
     }
 
     fn ready() -> Dispatcher {
-        let dispatcher = Dispatcher::new("sass", 0);
+        let dispatcher = Dispatcher::new(0);
         assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
         dispatcher
     }
@@ -613,19 +605,19 @@ mod tests {
 
     #[test]
     fn handshake_must_come_first_and_say_protocol_3() {
-        let dispatcher = Dispatcher::new("sass", 0);
+        let dispatcher = Dispatcher::new(0);
         assert!(matches!(
             dispatcher.route(1, success("a")),
             Routing::Violation(message) if message.contains("expected a VersionResponse first")
         ));
 
-        let dispatcher = Dispatcher::new("sass", 0);
+        let dispatcher = Dispatcher::new(0);
         assert_eq!(
             dispatcher.route(0, version(0, "2.7.1")),
             Routing::Incompatible("2.7.1".into(), "1.105.0".into())
         );
 
-        let dispatcher = Dispatcher::new("sass", 0);
+        let dispatcher = Dispatcher::new(0);
         assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
     }
 

@@ -292,16 +292,20 @@ impl CompilerProcess {
         )
     }
 
+    /// How the compiler ended if it has, or, once `deadline` has passed, how
+    /// it ended after being killed; `None` means keep waiting.
+    fn ending_by(&self, deadline: Instant) -> Option<Ending> {
+        self.try_ending()
+            .or_else(|| (Instant::now() >= deadline).then(|| self.kill_and_reap()))
+    }
+
     /// Waits on the runtime for the compiler to exit, killing it after
     /// `grace`.
     pub async fn ending(&self, grace: Duration) -> Ending {
         let deadline = Instant::now() + grace;
         loop {
-            if let Some(ending) = self.try_ending() {
+            if let Some(ending) = self.ending_by(deadline) {
                 return ending;
-            }
-            if Instant::now() >= deadline {
-                return self.kill_and_reap();
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -312,11 +316,8 @@ impl CompilerProcess {
     pub fn ending_blocking(&self, grace: Duration) -> Ending {
         let deadline = Instant::now() + grace;
         loop {
-            if let Some(ending) = self.try_ending() {
+            if let Some(ending) = self.ending_by(deadline) {
                 return ending;
-            }
-            if Instant::now() >= deadline {
-                return self.kill_and_reap();
             }
             std::thread::sleep(Duration::from_millis(5));
         }

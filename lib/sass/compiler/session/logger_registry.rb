@@ -15,7 +15,7 @@ module Sass
 
         def initialize(logger)
           @silent = logger.equal?(Logger.silent)
-          logger = ImporterRegistry.const_get(:Structure).from_hash(logger) if logger.is_a?(Hash)
+          logger = Structure.from_hash(logger) if logger.is_a?(Hash)
           @warn = LoggerRegistry.method_of(logger, :warn)
           @debug = LoggerRegistry.method_of(logger, :debug)
           return if logger.nil? || @warn || @debug
