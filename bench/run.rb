@@ -87,9 +87,7 @@ def format_row(row, mode, result, ratios)
          result[:host_rss_kb] / 1024.0, result[:compiler_rss_kb] / 1024.0, growth)
 end
 
-unless File.executable?(RAW)
-  abort "#{RAW} is missing: run `cargo build --release -p sass-embedded-bench-raw` (rake bench does)"
-end
+abort "#{RAW} is missing: `rake bench` builds it" unless File.executable?(RAW)
 abort "#{BOOTSTRAP} is missing: rake bench fetches it with npm" unless File.file?(BOOTSTRAP)
 
 puts "BENCH_SCALE=#{SCALE} BENCH_REPEAT=#{REPEAT} (#{`nproc`.strip} cores; x raw = compiles/s over raw's, " \

@@ -16,10 +16,12 @@ require_relative 'value'
 require_relative 'compiler'
 
 # The native host (`Sass::Embedded::Host`), loaded after the Ruby classes it
-# builds results from: beside lib/ in a checkout (and in most installs), or
-# from the gem's extension directory.
+# builds results from. A checkout (`rake compile`) and a platform gem keep one
+# build per Ruby minor version under lib/sass/<major.minor>/, since the
+# extension is built against one Ruby's ABI; a source gem's install puts it in
+# the gem's extension directory, which is on the load path.
 begin
-  require_relative '../sass_embedded'
+  require_relative "#{RUBY_VERSION[/\A\d+\.\d+/]}/sass_embedded"
 rescue LoadError
   require 'sass_embedded'
 end
