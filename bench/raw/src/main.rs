@@ -5,8 +5,8 @@
 //! Usage: `sass-embedded-bench-raw COMPILER WORKLOAD [key=value ...]`, where
 //! WORKLOAD is `startup`, `bootstrap`, `tiny`, `calls` (100 function calls),
 //! `sleep` or `nested`, and the
-//! keys are `count`, `threads`, `func` (0/1), `url` (0/1), `path` and
-//! `sleep_ms`. Prints one line of JSON with the measurements.
+//! keys are `count`, `threads`, `func` (0/1), `url` (0/1), `path`,
+//! `sleep_ms` and `executor` (`tokio` or `thread`). Prints one line of JSON with the measurements.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ use sass_embedded_core::protocol::{
     outbound_message::{compile_response, FunctionCallRequest, Message},
     value, Value,
 };
-use sass_embedded_core::{Compilation, CompilerCommand, Host, HostConfig, Received};
+use sass_embedded_core::{Compilation, CompilerCommand, ExecutorKind, Host, HostConfig, Received};
 
 /// What one run is asked to do.
 struct Workload {
@@ -29,6 +29,7 @@ struct Workload {
     url: bool,
     path: String,
     sleep: Duration,
+    executor: Option<String>,
 }
 
 impl Workload {
@@ -54,6 +55,7 @@ impl Workload {
                 .map(|p| (*p).to_owned())
                 .unwrap_or_default(),
             sleep: Duration::from_millis(number("sleep_ms", 0) as u64),
+            executor: options.get("executor").map(|e| (*e).to_owned()),
         }
     }
 
@@ -135,7 +137,7 @@ fn compile(host: &Host, workload: &Workload, request: &CompileRequest, nested: b
             Received::Message(Message::FunctionCallRequest(call)) => {
                 answer(host, workload, &mut compilation, call);
             }
-            Received::Message(_) | Received::Woken => {}
+            Received::Message(_) => {}
             Received::Failed(error) => panic!("{error}"),
         }
     }
@@ -160,15 +162,13 @@ fn answer(
     } else {
         bar()
     };
-    compilation
-        .respond(inbound_message::Message::FunctionCallResponse(
-            FunctionCallResponse {
-                id: call.id,
-                result: Some(function_call_response::Result::Success(result)),
-                accessed_argument_lists: Vec::new(),
-            },
-        ))
-        .expect("respond");
+    compilation.respond(inbound_message::Message::FunctionCallResponse(
+        FunctionCallResponse {
+            id: call.id,
+            result: Some(function_call_response::Result::Success(result)),
+            accessed_argument_lists: Vec::new(),
+        },
+    ));
 }
 
 /// `(user + system) seconds, peak RSS kB` of a process, from /proc.
@@ -198,7 +198,14 @@ fn main() {
         std::process::exit(2);
     };
     let workload = Workload::parse(kind.clone(), options);
-    let config = HostConfig::new(CompilerCommand::new(compiler));
+    let mut config = HostConfig::new(CompilerCommand::new(compiler));
+    if let Some(executor) = &workload.executor {
+        config.executor = ExecutorKind::ALL
+            .iter()
+            .find(|(name, _)| name == executor)
+            .map(|(_, kind)| *kind)
+            .expect("executor=tokio or executor=thread");
+    }
 
     let started = Instant::now();
     let (compiles, compiler_cpu, compiler_rss) = if workload.kind == "startup" {

@@ -17,7 +17,19 @@ pub fn host_error(ruby: &Ruby, error: &HostError) -> Error {
         HostErrorKind::System(Some(errno)) => system_call_error(ruby, message, errno),
         HostErrorKind::System(None) => Error::new(ruby.exception_io_error(), message),
         HostErrorKind::Protocol => system_call_error(ruby, message, libc::EPROTO),
-        HostErrorKind::Io | HostErrorKind::Closed => Error::new(ruby.exception_io_error(), message),
+        HostErrorKind::Io | HostErrorKind::Closed | HostErrorKind::Compile => {
+            Error::new(ruby.exception_io_error(), message)
+        }
+    }
+}
+
+/// What a compile that ended with `error` returns: a `Sass::CompileError`
+/// (for the Ruby layer to raise) if the compiler failed on the compilation's
+/// own input, else the host error raised.
+pub fn compile_failure(ruby: &Ruby, error: &HostError) -> Result<magnus::Value, Error> {
+    match error.kind() {
+        HostErrorKind::Compile => crate::conversion::compiler_failure(ruby, error),
+        _ => Err(host_error(ruby, error)),
     }
 }
 

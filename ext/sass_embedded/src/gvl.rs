@@ -1,12 +1,21 @@
-//! The extension's only `unsafe` code: leaving and re-entering Ruby's global
-//! VM lock (GVL), and running Ruby's pending interrupts.
+//! The extension's only `unsafe` code: waiting the way Ruby waits for I/O,
+//! leaving and re-entering Ruby's global VM lock (GVL), and running Ruby's
+//! pending interrupts.
 //!
-//! A compile waits for the compiler with the GVL released so other Ruby
-//! threads run meanwhile. Ruby wakes the wait through an *unblocking
-//! function* when the thread is interrupted (`Thread#raise`, `Thread#kill`,
-//! `Timeout`, a signal); the caller then runs the interrupt with
-//! [`check_interrupts`], which turns whatever it raises or throws into an
+//! A compile waits for the compiler with [`wait_readable`]: Ruby's own wait
+//! for a file descriptor (the core hands out the descriptor to wait on). Ruby
+//! releases the GVL meanwhile, so other threads run; the wait takes part in
+//! signal handling (a thread waiting this way handles `SIGINT`/`SIGTERM` at
+//! once, even when every thread is waiting, which a custom GVL-free wait
+//! does not on Ruby 3.1) and is woken by `Thread#raise`, `Thread#kill` and
+//! `Timeout` through Ruby's own unblocking function (no helper thread, even
+//! on the main thread); and when the calling fiber runs under a fiber
+//! scheduler, the wait goes through the scheduler, so other fibers run.
+//! Whatever an interrupt raises or throws during the wait comes back as an
 //! ordinary `magnus::Error` that unwinds Rust normally.
+//!
+//! Short blocking work that never touches Ruby (starting a compiler) runs
+//! with [`without_gvl`].
 //!
 //! Panics never cross the C boundary: a panic in the GVL-free function is
 //! caught there and handed back to the caller, which resumes it once it holds
@@ -14,8 +23,12 @@
 //! error); a panic in the unblocking function is caught and dropped.
 
 use std::ffi::c_void;
+use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::time::Duration;
+
+use magnus::{value::ReprValue, Ruby};
 
 /// What [`without_gvl`] hands back: the function's result or its panic.
 pub type Outcome<R> = std::thread::Result<R>;
@@ -98,4 +111,85 @@ pub fn check_interrupts() -> Result<(), magnus::Error> {
         rb_sys::Qnil as rb_sys::VALUE
     })
     .map(|_| ())
+}
+
+/// Waits until `fd` is readable or `timeout` passes, as Ruby waits for I/O
+/// (see the module docs): through the fiber scheduler if the current fiber
+/// has one, else with the GVL released. An interrupt that raises or throws
+/// during the wait is returned as the error.
+pub fn wait_readable(
+    ruby: &Ruby,
+    fd: RawFd,
+    timeout: Option<Duration>,
+) -> Result<(), magnus::Error> {
+    // SAFETY: called with the GVL held, on a Ruby thread (every caller is a
+    // Ruby method); the function only reads the current fiber's scheduler.
+    let scheduler = unsafe { rb_sys::rb_fiber_scheduler_current() };
+    if scheduler != rb_sys::Qnil as rb_sys::VALUE {
+        return scheduler_wait(ruby, scheduler, fd, timeout);
+    }
+    let mut tv = timeout.map(|timeout| rb_sys::timeval {
+        tv_sec: timeout.as_secs() as _,
+        tv_usec: timeout.subsec_micros() as _,
+    });
+    let tv_ptr = tv
+        .as_mut()
+        .map_or(ptr::null_mut(), |tv| tv as *mut rb_sys::timeval);
+    let mut result = 0;
+    magnus::rb_sys::protect(|| {
+        // SAFETY: called with the GVL held, inside `rb_protect`, which catches
+        // the non-local exit an interrupt causes before it reaches a Rust
+        // frame with pending drops (this closure holds only plain data).
+        // `tv_ptr` is null or points to `tv`, alive across the call; `fd` is
+        // a descriptor the caller keeps open until the wait returns.
+        // Ruby points to `rb_io_wait`, which takes an `IO` object; this takes
+        // the descriptor itself, so a wait allocates nothing. Every Ruby this
+        // gem supports has it.
+        #[allow(deprecated)]
+        let ready = unsafe { rb_sys::rb_wait_for_single_fd(fd, rb_sys::RB_WAITFD_IN as _, tv_ptr) };
+        result = ready;
+        rb_sys::Qnil as rb_sys::VALUE
+    })?;
+    if result < 0 {
+        let error = std::io::Error::last_os_error();
+        return Err(magnus::Error::new(
+            ruby.exception_io_error(),
+            format!("waiting for the Sass compiler failed: {error}"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`wait_readable`] under a fiber scheduler: its `io_wait` hook, with an
+/// `IO` for `fd` that does not close it.
+fn scheduler_wait(
+    ruby: &Ruby,
+    scheduler: rb_sys::VALUE,
+    fd: RawFd,
+    timeout: Option<Duration>,
+) -> Result<(), magnus::Error> {
+    let io: magnus::Value = ruby
+        .class_io()
+        .funcall("for_fd", (fd, magnus::kwargs!("autoclose" => false)))?;
+    let timeout = match timeout {
+        Some(timeout) => ruby.float_from_f64(timeout.as_secs_f64()).as_value(),
+        None => ruby.qnil().as_value(),
+    };
+    // IO::READABLE
+    let events = magnus::IntoValue::into_value_with(1_i64, ruby);
+    magnus::rb_sys::protect(|| {
+        // SAFETY: called with the GVL held, inside `rb_protect` (the fiber
+        // may be resumed with an exception, as when its task is stopped).
+        // Every argument is a live Ruby value held on this stack, where the
+        // garbage collector sees it.
+        unsafe {
+            rb_sys::rb_fiber_scheduler_io_wait(
+                scheduler,
+                magnus::rb_sys::AsRawValue::as_raw(io),
+                magnus::rb_sys::AsRawValue::as_raw(events),
+                magnus::rb_sys::AsRawValue::as_raw(timeout),
+            )
+        }
+    })?;
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use magnus::{prelude::*, Error, RArray, RHash, Ruby, Symbol, TryConvert, Value};
 use sass_embedded_core::dispatch::DispatchMode;
-use sass_embedded_core::{CompilerCommand, Host, HostConfig};
+use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig};
 
 use crate::errors::{self, guard};
 use crate::{gvl, session};
@@ -35,8 +35,9 @@ impl RubyHost {
     /// the arguments before `--embedded`; `options` may hold `idle_timeout`
     /// (seconds: close the first compiler after that long unused),
     /// `max_processes` (the limit on compilers for top-level compiles),
-    /// `startup_timeout` (seconds a compiler may take to answer at start) and
-    /// `dispatch` (`:multiplexed` or `:wait_for`). Absent or nil means the
+    /// `startup_timeout` (seconds a compiler may take to answer at start),
+    /// `dispatch` (`:multiplexed` or `:wait_for`) and `executor` (`:tokio` or
+    /// `:thread`, where the background work runs). Absent or nil means the
     /// default.
     fn new(ruby: &Ruby, command: RArray, options: RHash) -> Result<Self, Error> {
         guard(ruby, || {
@@ -65,6 +66,23 @@ impl RubyHost {
                         ))
                     }
                 }
+            }
+            if let Some(executor) = option("executor") {
+                let name = Symbol::try_convert(executor)?.name()?.into_owned();
+                config.executor = ExecutorKind::ALL
+                    .iter()
+                    .find(|(known, _)| *known == name)
+                    .map(|(_, kind)| *kind)
+                    .ok_or_else(|| {
+                        let known: Vec<String> = ExecutorKind::ALL
+                            .iter()
+                            .map(|(n, _)| format!(":{n}"))
+                            .collect();
+                        errors::argument_error(
+                            ruby,
+                            format!("executor must be one of {}, got :{name}", known.join(", ")),
+                        )
+                    })?;
             }
             if let Some(dispatch) = option("dispatch") {
                 config.dispatch = match Symbol::try_convert(dispatch)?.name()?.as_ref() {
@@ -155,6 +173,22 @@ impl RubyHost {
         self.0.config().max_processes
     }
 
+    /// `Host.close_all`: closes every live host of this process (at exit).
+    fn close_all() {
+        // Closing blocks (briefly) until the compilers are reaped: without
+        // the GVL, so other threads run meanwhile.
+        match gvl::without_gvl(Host::close_all, || {}) {
+            Some(Ok(())) => {}
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Host::close_all(),
+        }
+    }
+
+    /// `host.executor`: the name of the executor (`:tokio`, `:thread`).
+    fn executor(ruby: &Ruby, rb_self: &Self) -> Symbol {
+        ruby.to_symbol(rb_self.0.config().executor.name())
+    }
+
     /// `host.dispatch`: `:multiplexed` or `:wait_for`.
     fn dispatch(ruby: &Ruby, rb_self: &Self) -> Symbol {
         ruby.to_symbol(match rb_self.0.config().dispatch {
@@ -179,6 +213,8 @@ impl RubyHost {
         class.define_method("compiler_pids", method!(RubyHost::compiler_pids, 0))?;
         class.define_method("max_processes", method!(RubyHost::max_processes, 0))?;
         class.define_method("dispatch", method!(RubyHost::dispatch, 0))?;
+        class.define_method("executor", method!(RubyHost::executor, 0))?;
+        class.define_singleton_method("close_all", function!(RubyHost::close_all, 0))?;
         Ok(())
     }
 }

@@ -18,12 +18,12 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, RHash, Ruby, Value};
-use sass_embedded_core::dispatcher::{Request, Waker};
+use sass_embedded_core::dispatcher::Request;
 use sass_embedded_core::protocol::{
     inbound_message::{self, function_call_response, FunctionCallResponse},
     outbound_message::{self, function_call_request::Identifier, FunctionCallRequest},
 };
-use sass_embedded_core::{Compilation, Host, Received, VersionQuery};
+use sass_embedded_core::{Compilation, Host, Received, Step, VersionQuery};
 
 use crate::conversion::{self, value};
 use crate::errors;
@@ -62,57 +62,32 @@ fn call_session<A: magnus::ArgList>(session: Value, method: &str, args: A) -> Re
     session.funcall(method, args)
 }
 
-/// Something a Ruby thread can wait on without the GVL.
+/// Something a Ruby thread waits on: a compilation or a version request.
 trait Waitable {
-    fn try_recv(&mut self) -> Option<Received>;
-    fn recv(&mut self) -> Received;
-    fn waker(&self) -> Waker;
+    fn poll(&mut self) -> Step;
 }
 
 impl Waitable for Compilation {
-    fn try_recv(&mut self) -> Option<Received> {
-        Compilation::try_recv(self)
-    }
-    fn recv(&mut self) -> Received {
-        Compilation::recv(self)
-    }
-    fn waker(&self) -> Waker {
-        Compilation::waker(self)
+    fn poll(&mut self) -> Step {
+        Compilation::poll(self)
     }
 }
 
 impl Waitable for VersionQuery {
-    fn try_recv(&mut self) -> Option<Received> {
-        VersionQuery::try_recv(self)
-    }
-    fn recv(&mut self) -> Received {
-        VersionQuery::recv(self)
-    }
-    fn waker(&self) -> Waker {
-        VersionQuery::waker(self)
+    fn poll(&mut self) -> Step {
+        VersionQuery::poll(self)
     }
 }
 
-/// Waits for the next message or failure. The GVL is released while
-/// blocking; an interrupt wakes the wait and runs on this thread, and if it
-/// raises or throws, that is returned as the error.
-fn wait(waitable: &mut impl Waitable) -> Result<Received, Error> {
+/// Waits for the next message or failure, reading the compiler's output
+/// on this thread when it is this thread's turn, and sleeping the way Ruby
+/// waits for I/O otherwise (see [`gvl::wait_readable`]). An interrupt that
+/// raises or throws meanwhile is returned as the error.
+fn wait(ruby: &Ruby, waitable: &mut impl Waitable) -> Result<Received, Error> {
     loop {
-        let received = match waitable.try_recv() {
-            Some(received) => received,
-            None => {
-                let waker = waitable.waker();
-                match gvl::without_gvl(|| waitable.recv(), move || waker.wake()) {
-                    Some(Ok(received)) => received,
-                    Some(Err(panic)) => std::panic::resume_unwind(panic),
-                    // An interrupt was pending before the wait began.
-                    None => Received::Woken,
-                }
-            }
-        };
-        match received {
-            Received::Woken => gvl::check_interrupts()?,
-            received => return Ok(received),
+        match waitable.poll() {
+            Step::Ready(received) => return Ok(received),
+            Step::Wait(wait) => gvl::wait_readable(ruby, wait.fd, wait.timeout)?,
         }
     }
 }
@@ -154,10 +129,9 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
         nesting: Cell::new(0),
     };
     loop {
-        let message = match wait(&mut compilation)? {
+        let message = match wait(ruby, &mut compilation)? {
             Received::Message(message) => message,
-            Received::Failed(error) => return Err(errors::host_error(ruby, &error)),
-            Received::Woken => unreachable!("wait() handles wakes"),
+            Received::Failed(error) => return errors::compile_failure(ruby, &error),
         };
         use outbound_message::Message;
         let reply = match message {
@@ -221,9 +195,8 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
                 )
             }
         };
-        compilation
-            .respond(reply)
-            .map_err(|error| errors::host_error(ruby, &error))?;
+        // If the compiler is gone, the next wait says how.
+        compilation.respond(reply);
     }
 }
 
@@ -331,7 +304,7 @@ fn call_function(
 pub fn version(ruby: &Ruby, host: &Host) -> Result<RArray, Error> {
     let mut query =
         blocking(|| host.version())?.map_err(|error| errors::host_error(ruby, &error))?;
-    match wait(&mut query)? {
+    match wait(ruby, &mut query)? {
         Received::Message(outbound_message::Message::VersionResponse(response)) => {
             let answer = ruby.ary_new_capa(4);
             answer.push(response.protocol_version)?;
@@ -341,7 +314,7 @@ pub fn version(ruby: &Ruby, host: &Host) -> Result<RArray, Error> {
             Ok(answer)
         }
         Received::Failed(error) => Err(errors::host_error(ruby, &error)),
-        Received::Message(_) | Received::Woken => {
+        Received::Message(_) => {
             unreachable!("version requests receive only a VersionResponse or a failure")
         }
     }

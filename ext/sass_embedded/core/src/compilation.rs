@@ -2,168 +2,197 @@
 //! the requests it still owes answers to, and what happens when it is
 //! abandoned.
 //!
-//! A caller receives its messages with [`Compilation::recv`] (blocking) or
-//! [`Compilation::try_recv`], answers each request with
+//! A caller asks for its next message with [`Compilation::poll`], which
+//! never blocks: it returns the message (reading the compiler's output
+//! itself if need be) or a [`WaitFd`] to wait on before asking again. The
+//! caller waits however its runtime waits for I/O (Ruby's fd wait, which
+//! takes part in signal handling and fiber scheduling; `poll(2)` in
+//! [`Compilation::recv`]). It answers each request with
 //! [`Compilation::respond`], and is done when a `CompileResponse` or a
-//! failure arrives. If the handle is dropped before that — the calling thread
-//! was interrupted, a callback threw, a panic unwound — the drop answers every
+//! failure arrives.
+//!
+//! A compilation whose compiler stopped because of *another* compilation
+//! (see [`HostError::StoppedByOther`]) is run again on another compiler,
+//! once, without the caller seeing anything but the requests of the second
+//! run.
+//!
+//! If the handle is dropped before the end — the calling thread was
+//! interrupted, a callback threw, a panic unwound — the drop answers every
 //! request it had received but not answered with an error, detaches the
-//! compilation so the reader answers the rest the same way, and leaves its id
-//! taken until the compiler finishes it.
+//! compilation so whoever reads answers the rest the same way, and leaves
+//! its id taken until the compiler finishes it.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+use bytes::Bytes;
 
-use crate::connection::Connection;
-use crate::dispatch::{wait_for, Transport};
-use crate::dispatcher::{error_reply, Event, Registration, Request, Waker, ABANDONED};
+use crate::bell::PooledBell;
+use crate::connection::{Connection, Next, WaitFd, BELL_PATIENCE};
+use crate::dispatch::wait_for;
+use crate::dispatcher::{error_reply, Event, Key, Registration, Request, ABANDONED};
 use crate::error::HostError;
-use crate::framing::encode_packet;
+use crate::framing::{encode_packet, encode_varint, frame, packet_body, varint_len};
+use crate::host::Pool;
 use crate::protocol::{inbound_message, outbound_message, InboundMessage};
+use crate::sys::{wait_fd, Interest};
 
-/// What a caller gets from its channel.
+/// What a caller gets.
 #[derive(Debug)]
 pub enum Received {
     /// A message of this compilation.
     Message(outbound_message::Message),
     /// The compilation cannot finish: the connection failed.
     Failed(HostError),
-    /// Someone woke the caller (an interrupt is pending).
-    Woken,
 }
 
-/// Where a caller's events come from: its channel, filled by the reader task
-/// (multiplexed mode) or by the caller's own reading (wait_for mode).
+/// The outcome of [`Compilation::poll`].
+#[derive(Debug)]
+pub enum Step {
+    /// The next message or failure.
+    Ready(Received),
+    /// Nothing yet: wait until this is readable (or its timeout passed),
+    /// then poll again.
+    Wait(WaitFd),
+}
+
+/// The `InboundMessage` field number of `compile_request`.
+const COMPILE_REQUEST_FIELD: u32 = 2;
+
+/// Encodes the packet of a `CompileRequest` without copying the request into
+/// an `InboundMessage` first (sources may be megabytes).
+fn encode_compile_request(
+    compilation_id: u32,
+    request: &inbound_message::CompileRequest,
+) -> Vec<u8> {
+    use prost::encoding::message;
+    let body_len = message::encoded_len(COMPILE_REQUEST_FIELD, request);
+    let length = varint_len(u64::from(compilation_id)) + body_len;
+    let mut buf = Vec::with_capacity(varint_len(length as u64) + length);
+    encode_varint(length as u64, &mut buf);
+    encode_varint(u64::from(compilation_id), &mut buf);
+    message::encode(COMPILE_REQUEST_FIELD, request, &mut buf);
+    buf
+}
+
+/// A caller's registration on a connection, and how it waits there.
 #[derive(Debug)]
 struct Inbox {
-    registration: Registration,
     connection: Arc<Connection>,
-    /// The wait_for mode's state: the request until the baton is held, then
-    /// the baton.
-    turn: Option<Turn>,
-}
-
-#[derive(Debug)]
-struct Turn {
-    io: Arc<wait_for::Inline>,
-    request: Option<Vec<u8>>,
-    baton: Option<wait_for::Baton>,
+    registration: Registration,
+    key: Key,
+    /// The bell waited on last: silenced before looking again.
+    waited: Option<Arc<PooledBell>>,
 }
 
 impl Inbox {
-    /// Sends the request `packet` now (multiplexed) or once the baton is held
-    /// (wait_for).
-    fn new(
-        connection: Arc<Connection>,
-        registration: Registration,
-        packet: Vec<u8>,
-    ) -> Result<Self, HostError> {
-        let turn = match connection.transport() {
-            Transport::WaitFor(io) => Some(Turn {
-                io: io.clone(),
-                request: Some(packet),
-                baton: None,
-            }),
-            Transport::Multiplexed(_) => {
-                connection.send(packet)?;
-                None
-            }
-        };
-        Ok(Self {
-            registration,
+    fn new(connection: Arc<Connection>, registration: Registration, key: Key) -> Self {
+        Self {
             connection,
-            turn,
-        })
-    }
-
-    fn waker(&self) -> Waker {
-        let waker = self.registration.waker.clone();
-        match &self.turn {
-            Some(turn) => waker.with_poll(turn.io.poll_waker()),
-            None => waker,
+            registration,
+            key,
+            waited: None,
         }
     }
 
-    /// The next event; `None` if the channel is gone.
-    fn recv(&mut self) -> Option<Event> {
-        let Some(turn) = &mut self.turn else {
-            return self.registration.inbox.recv().ok();
-        };
-        loop {
-            match self.registration.inbox.try_recv() {
-                Ok(event) => return Some(event),
-                Err(TryRecvError::Disconnected) => return None,
-                Err(TryRecvError::Empty) => {}
-            }
-            if turn.baton.is_none() {
-                match wait_for::acquire(&self.registration.inbox) {
-                    wait_for::Acquired::Event(event) => return Some(*event),
-                    wait_for::Acquired::Baton(baton) => turn.baton = Some(baton),
-                }
-                if let Some(request) = turn.request.take() {
-                    if turn.io.send(&request).is_err() {
-                        return Some(Event::Failed(self.connection.gone()));
-                    }
-                }
-                continue;
-            }
-            if turn.io.pump() {
-                // The output ended: the dispatcher failed every caller, but
-                // a caller registered too late would wait forever.
-                if let Ok(event) = self.registration.inbox.try_recv() {
-                    return Some(event);
-                }
-                return Some(Event::Failed(self.connection.gone()));
+    /// The next event, or where to wait for it.
+    fn next(&mut self) -> Result<Event, WaitFd> {
+        if let Some(bell) = self.waited.take() {
+            bell.drain();
+        }
+        match self
+            .connection
+            .next(self.key, self.registration.token, &self.registration.inbox)
+        {
+            Next::Event(event) => Ok(event),
+            Next::Wait(fd, bell) => {
+                self.waited = bell;
+                Err(fd)
             }
         }
     }
 
-    /// Like [`recv`](Self::recv), giving up after `timeout` (in the wait_for
-    /// mode the reading itself is not bounded).
-    fn recv_timeout(&mut self, timeout: std::time::Duration) -> Result<Event, RecvTimeoutError> {
-        if self.turn.is_some() {
-            return self.recv().ok_or(RecvTimeoutError::Disconnected);
-        }
-        self.registration.inbox.recv_timeout(timeout)
+    fn try_recv(&self) -> Option<Event> {
+        self.registration.inbox.try_recv().ok()
     }
 
-    fn try_recv(&mut self) -> Result<Event, TryRecvError> {
-        self.registration.inbox.try_recv()
+    fn send(&self, packet: Vec<u8>) -> Result<(), HostError> {
+        self.connection.send(Bytes::from(packet))
     }
+}
 
-    /// Gives the baton back (wait_for mode) once the compilation is over.
-    fn release(&mut self) {
-        if let Some(turn) = &mut self.turn {
-            turn.baton = None;
-        }
-    }
+/// The wait_for mode's state: whether the request went out, and the baton.
+#[derive(Debug, Default)]
+struct Turn {
+    sent: bool,
+    baton: Option<wait_for::Baton>,
 }
 
 /// One compilation in flight, as its caller sees it.
 #[derive(Debug)]
 pub struct Compilation {
+    pool: Arc<Pool>,
     inbox: Inbox,
+    /// The request's packet, kept to run it again elsewhere.
+    request: Bytes,
+    nested: bool,
+    retried: bool,
     owed: Vec<Request>,
     finished: bool,
+    turn: Option<Turn>,
 }
 
 impl Compilation {
-    /// Registers a compilation on `connection` and sends its request.
+    /// Registers a compilation on `connection` and sends its request (in the
+    /// wait_for mode, once the baton is held). If the compiler does not take
+    /// the request (it died while idle) and `may_refuse`, the compilation is
+    /// forgotten and an error returned, so that the caller tries another
+    /// compiler; otherwise the compilation learns how the compiler ended from
+    /// [`poll`](Self::poll).
     pub(crate) fn start(
+        pool: Arc<Pool>,
         connection: Arc<Connection>,
         registration: Registration,
         request: &inbound_message::CompileRequest,
+        nested: bool,
+        wait_for: bool,
+        may_refuse: bool,
     ) -> Result<Self, HostError> {
-        let message = InboundMessage {
-            message: Some(inbound_message::Message::CompileRequest(request.clone())),
-        };
-        let packet = encode_packet(registration.id, &message);
-        Ok(Self {
-            inbox: Inbox::new(connection, registration, packet)?,
+        let packet = Bytes::from(encode_compile_request(registration.id, request));
+        let key = Key::Compilation(registration.id);
+        let mut compilation = Self {
+            pool,
+            inbox: Inbox::new(connection, registration, key),
+            request: packet,
+            nested,
+            retried: false,
             owed: Vec::new(),
             finished: false,
-        })
+            turn: wait_for.then(Turn::default),
+        };
+        if compilation.turn.is_none() && compilation.send_request().is_err() {
+            if may_refuse {
+                compilation.unregister();
+                return Err(compilation.inbox.connection.gone());
+            }
+            // The connection's end will tell this compilation how it ended.
+            compilation.inbox.connection.arm_background_reader();
+        }
+        Ok(compilation)
+    }
+
+    fn send_request(&self) -> Result<(), HostError> {
+        self.inbox.connection.send(self.request.clone())
+    }
+
+    /// Forgets a compilation whose request never reached the compiler.
+    fn unregister(&mut self) {
+        let registration = &self.inbox.registration;
+        self.inbox
+            .connection
+            .dispatcher()
+            .unregister(registration.id, registration.token);
+        self.finished = true;
     }
 
     /// The compilation id.
@@ -171,79 +200,156 @@ impl Compilation {
         self.inbox.registration.id
     }
 
-    /// A waker that makes a blocked [`recv`](Self::recv) return
-    /// [`Received::Woken`]; safe to call from any thread.
-    pub fn waker(&self) -> Waker {
-        self.inbox.waker()
+    /// The next message or failure, or what to wait on before asking again.
+    /// Never blocks.
+    pub fn poll(&mut self) -> Step {
+        loop {
+            if let Some(turn) = &mut self.turn {
+                if !turn.sent {
+                    if let Some(event) = self.inbox.try_recv() {
+                        if let Some(received) = self.take(event) {
+                            return Step::Ready(received);
+                        }
+                        continue;
+                    }
+                    match wait_for::try_acquire() {
+                        Ok(Ok(baton)) => {
+                            turn.baton = Some(baton);
+                            turn.sent = true;
+                            if self.send_request().is_err() {
+                                // The failure reaches the channel.
+                                self.inbox.connection.arm_background_reader();
+                            }
+                        }
+                        Ok(Err(fd)) => {
+                            return Step::Wait(WaitFd {
+                                fd,
+                                timeout: Some(BELL_PATIENCE),
+                            })
+                        }
+                        Err(error) => {
+                            self.finished = true;
+                            return Step::Ready(Received::Failed(HostError::Io {
+                                command: "the wait_for baton".into(),
+                                message: error.to_string(),
+                            }));
+                        }
+                    }
+                }
+            }
+            match self.inbox.next() {
+                Ok(event) => {
+                    if let Some(received) = self.take(event) {
+                        return Step::Ready(received);
+                    }
+                }
+                Err(wait) => return Step::Wait(wait),
+            }
+        }
     }
 
-    /// Blocks until the next message, failure or wake.
+    /// Blocks (with `poll(2)`) until the next message or failure.
     pub fn recv(&mut self) -> Received {
-        let event = self.inbox.recv();
-        self.take(event)
+        loop {
+            match self.poll() {
+                Step::Ready(received) => return received,
+                Step::Wait(wait) => {
+                    let _ = wait_fd(wait.fd, Interest::Read, wait.timeout);
+                }
+            }
+        }
     }
 
     /// Like [`recv`](Self::recv), but gives up after `timeout` (returning
     /// `None`).
-    pub fn recv_timeout(&mut self, timeout: std::time::Duration) -> Option<Received> {
-        match self.inbox.recv_timeout(timeout) {
-            Ok(event) => Some(self.take(Some(event))),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => Some(self.take(None)),
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Option<Received> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.poll() {
+                Step::Ready(received) => return Some(received),
+                Step::Wait(wait) => {
+                    let left = deadline.checked_duration_since(Instant::now())?;
+                    let limit = wait.timeout.map_or(left, |timeout| timeout.min(left));
+                    let _ = wait_fd(wait.fd, Interest::Read, Some(limit));
+                }
+            }
         }
     }
 
-    /// The next message, failure or wake, if one is waiting.
-    pub fn try_recv(&mut self) -> Option<Received> {
-        match self.inbox.try_recv() {
-            Ok(event) => Some(self.take(Some(event))),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(self.take(None)),
-        }
-    }
-
-    fn take(&mut self, event: Option<Event>) -> Received {
-        let received = match event {
-            Some(Event::Message(message)) => {
+    /// Turns an event into what the caller gets; `None` if the compilation
+    /// was started again elsewhere instead.
+    fn take(&mut self, event: Event) -> Option<Received> {
+        match event {
+            Event::Message(message) => {
                 if matches!(message, outbound_message::Message::CompileResponse(_)) {
-                    self.finished = true;
+                    self.finish();
                 } else if let Some(owed) = Request::of(&message) {
                     self.owed.push(owed);
                 }
-                Received::Message(message)
+                Some(Received::Message(message))
             }
-            Some(Event::Failed(error)) => {
-                self.finished = true;
-                Received::Failed(error)
+            Event::Failed(error) if error.is_retryable() && !self.retried => {
+                self.retried = true;
+                match self.restart() {
+                    Ok(()) => None,
+                    Err(error) => {
+                        self.finish();
+                        Some(Received::Failed(error))
+                    }
+                }
             }
-            Some(Event::Wake) => Received::Woken,
-            // The waker holds a sender, so the channel cannot disconnect
-            // while this handle exists; treat it as a closed connection.
-            None => {
-                self.finished = true;
-                Received::Failed(HostError::Closed)
+            Event::Failed(error) => {
+                self.finish();
+                Some(Received::Failed(error))
             }
-        };
-        if self.finished {
-            self.inbox.release();
         }
-        received
     }
 
-    /// Sends the answer to a request this compilation received.
-    pub fn respond(&mut self, message: inbound_message::Message) -> Result<(), HostError> {
+    fn finish(&mut self) {
+        self.finished = true;
+        if let Some(turn) = &mut self.turn {
+            turn.baton = None;
+        }
+    }
+
+    /// Runs the compilation again on another compiler: its compiler stopped
+    /// because of another compilation.
+    fn restart(&mut self) -> Result<(), HostError> {
+        let body = packet_body(&self.request)
+            .expect("the request is a whole packet")
+            .to_vec();
+        let (connection, registration) = self.pool.register(self.nested)?;
+        self.request = Bytes::from(frame(registration.id, &body));
+        let key = Key::Compilation(registration.id);
+        self.inbox = Inbox::new(connection, registration, key);
+        // Whatever the first run asked for, the compiler that asked is gone.
+        self.owed.clear();
+        if self.turn.as_ref().is_some_and(|turn| !turn.sent) {
+            return Ok(());
+        }
+        if let Err(error) = self.send_request() {
+            self.unregister();
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Sends the answer to a request this compilation received. If the
+    /// compiler is gone, the failure arrives through [`poll`](Self::poll).
+    pub fn respond(&mut self, message: inbound_message::Message) {
         if let Some(answered) = Request::answered_by(&message) {
             self.owed.retain(|owed| *owed != answered);
         }
-        self.send(&InboundMessage {
-            message: Some(message),
-        })
-    }
-
-    fn send(&self, message: &InboundMessage) -> Result<(), HostError> {
-        self.inbox
-            .connection
-            .send(encode_packet(self.inbox.registration.id, message))
+        let packet = encode_packet(
+            self.inbox.registration.id,
+            &InboundMessage {
+                message: Some(message),
+            },
+        );
+        if self.inbox.send(packet).is_err() {
+            // Nobody may be reading: make sure the end is noticed.
+            self.inbox.connection.arm_background_reader();
+        }
     }
 }
 
@@ -252,10 +358,12 @@ impl Drop for Compilation {
         if self.finished {
             return;
         }
-        // From here on the reader answers this compilation's requests itself.
+        // From here on whoever reads answers this compilation's requests.
         let registration = &self.inbox.registration;
-        let dispatcher = self.inbox.connection.dispatcher();
-        dispatcher.detach(registration.id, registration.token);
+        let connection = &self.inbox.connection;
+        connection
+            .dispatcher()
+            .detach(registration.id, registration.token);
         // Requests already taken from the channel, or still queued in it,
         // were routed before the detach and are answered here.
         let mut replies: Vec<InboundMessage> = self
@@ -265,15 +373,17 @@ impl Drop for Compilation {
                 message: Some(owed.error_response(ABANDONED.to_owned())),
             })
             .collect();
-        while let Ok(event) = self.inbox.try_recv() {
+        while let Some(event) = self.inbox.try_recv() {
             if let Event::Message(message) = event {
                 replies.extend(error_reply(&message, ABANDONED));
             }
         }
         for reply in replies {
             // If the connection is gone there is nobody left to answer.
-            let _ = self.send(&reply);
+            let _ = self.inbox.send(encode_packet(registration.id, &reply));
         }
+        // Nobody may come back to read for it.
+        connection.arm_background_reader();
     }
 }
 
@@ -281,6 +391,7 @@ impl Drop for Compilation {
 #[derive(Debug)]
 pub struct VersionQuery {
     inbox: Inbox,
+    done: bool,
 }
 
 impl VersionQuery {
@@ -296,49 +407,49 @@ impl VersionQuery {
             )),
         };
         let packet = encode_packet(crate::protocol::VERSION_COMPILATION_ID, &message);
-        Ok(Self {
-            inbox: Inbox::new(connection, registration, packet)?,
-        })
+        let key = Key::Version(registration.id);
+        let query = Self {
+            inbox: Inbox::new(connection, registration, key),
+            done: false,
+        };
+        query.inbox.send(packet)?;
+        Ok(query)
     }
 
-    /// A waker that makes a blocked [`recv`](Self::recv) return
-    /// [`Received::Woken`].
-    pub fn waker(&self) -> Waker {
-        self.inbox.waker()
-    }
-
-    /// Blocks until the response, a failure or a wake.
-    pub fn recv(&mut self) -> Received {
-        let event = self.inbox.recv();
-        self.take(event)
-    }
-
-    /// The response, a failure or a wake, if one is waiting.
-    pub fn try_recv(&mut self) -> Option<Received> {
-        match self.inbox.try_recv() {
-            Ok(event) => Some(self.take(Some(event))),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(self.take(None)),
+    /// The response or a failure, or what to wait on before asking again.
+    pub fn poll(&mut self) -> Step {
+        match self.inbox.next() {
+            Ok(event) => {
+                self.done = true;
+                Step::Ready(match event {
+                    Event::Message(message) => Received::Message(message),
+                    Event::Failed(error) => Received::Failed(error),
+                })
+            }
+            Err(wait) => Step::Wait(wait),
         }
     }
 
-    fn take(&mut self, event: Option<Event>) -> Received {
-        let received = match event {
-            Some(Event::Message(message)) => Received::Message(message),
-            Some(Event::Failed(error)) => Received::Failed(error),
-            Some(Event::Wake) => return Received::Woken,
-            None => Received::Failed(HostError::Closed),
-        };
-        self.inbox.release();
-        received
+    /// Blocks (with `poll(2)`) until the response or a failure.
+    pub fn recv(&mut self) -> Received {
+        loop {
+            match self.poll() {
+                Step::Ready(received) => return received,
+                Step::Wait(wait) => {
+                    let _ = wait_fd(wait.fd, Interest::Read, wait.timeout);
+                }
+            }
+        }
     }
 }
 
 impl Drop for VersionQuery {
     fn drop(&mut self) {
-        self.inbox
-            .connection
-            .dispatcher()
-            .forget_version(self.inbox.registration.id);
+        if !self.done {
+            self.inbox
+                .connection
+                .dispatcher()
+                .forget_version(self.inbox.registration.id, self.inbox.registration.token);
+        }
     }
 }

@@ -1,37 +1,62 @@
-//! One running compiler: its process, its routing table, and the dispatch
-//! mode that carries packets to and from it.
+//! One running compiler: its process, its routing table, its pipes, and the
+//! rules by which callers read from it.
 //!
-//! Whatever the mode, bytes from the compiler go through one [`PacketRouter`]
-//! (framing, decoding, routing by compilation id), and the end of the
-//! compiler's output becomes one [`HostError`] by one set of rules: when the
-//! compiler exits, breaks the protocol, or reports a protocol error, every
-//! compilation in flight fails with an error that says what happened, and the
-//! compiler is killed if it is still running. The host then starts a fresh
-//! connection for the next compilation.
+//! Callers read the compiler's output themselves: a caller waiting for its
+//! next message first reads whatever the compiler has written (if nobody
+//! else is reading at that moment) and routes every packet to its
+//! compilation, then sleeps where the [`Dispatcher`] tells it: on the
+//! connection's *selector* (the watcher: readable when the compiler writes)
+//! or on a bell of its own. A caller writes its packets straight to the
+//! compiler's stdin through the [`Outbox`]. With one compile in flight, the
+//! calling thread therefore writes its request, sleeps on the compiler's
+//! output, wakes when the answer is there and reads it: no other thread
+//! takes part.
 //!
-//! Tokio tasks watch every connection: one keeps the tail of the compiler's
-//! stderr, one fails a compiler that does not answer the version handshake in
-//! time, and an optional one closes the compiler after a period with nothing
-//! in flight.
+//! What no caller waits for runs on the host's [`Executor`]: the tail of the
+//! compiler's stderr (whose end also tells that the compiler died, even
+//! while idle), the startup and idle timers, finishing a compiler whose
+//! output ended, and reading for compilations whose callers went away (the
+//! *background reader*, armed only while such compilations, or a dead
+//! compiler, need it).
+//!
+//! However it ends, the end of the compiler's output becomes one
+//! [`Failure`] by one set of rules: when the compiler exits, breaks the
+//! protocol, or reports a protocol error, every compilation in flight fails
+//! with an error that says what happened (a compiler error that names a
+//! compilation fails that one as its own and the others as bystanders, which
+//! the host runs again), and the compiler is killed if it is still running.
 
-use std::sync::Arc;
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use bytes::BytesMut;
-use tokio::runtime::Handle;
+use bytes::{Bytes, BytesMut};
+use crossbeam_channel::Receiver;
 
-use crate::dispatch::{self, DispatchMode, Transport};
-use crate::dispatcher::{Dispatcher, RegisterError, Registration, Routing};
+use crate::bell::PooledBell;
+use crate::dispatch::DispatchMode;
+use crate::dispatcher::{
+    Dispatcher, Event, Failure, Key, RegisterError, Registration, Routing, Wait,
+};
 use crate::error::HostError;
+use crate::executor::{self, Executor, Interest, Signal};
 use crate::framing::{encode_packet, PacketDecoder};
+use crate::outbox::Outbox;
 use crate::process::{self, CompilerCommand, CompilerProcess, Ending, StderrTail};
-use crate::protocol::{inbound_message, InboundMessage, OutboundMessage};
+use crate::protocol::{inbound_message, InboundMessage, OutboundMessage, ERROR_ID};
 
-/// How long the compiler gets to exit on its own after its stdin closed or its
-/// stdout ended, before it is killed.
+/// How long the compiler gets to exit on its own after its output ended,
+/// before it is killed.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for the compiler's last words on stderr after it ended.
 pub(crate) const STDERR_GRACE: Duration = Duration::from_millis(500);
+/// How long a caller sleeping on its bell waits before it looks at the
+/// compiler's output itself, in case the watcher is slow to read (a fiber
+/// whose scheduler is busy elsewhere).
+pub const BELL_PATIENCE: Duration = Duration::from_millis(100);
 
 /// How a connection treats its compiler over time.
 #[derive(Clone, Copy, Debug)]
@@ -43,84 +68,196 @@ pub struct Timeouts {
     pub startup: Duration,
 }
 
-/// One running compiler and its routing table.
+/// What a caller waits on: a descriptor to wait for readability, and for
+/// how long at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitFd {
+    /// Readable when the caller should look again.
+    pub fd: RawFd,
+    /// Look again after this long even if it is not.
+    pub timeout: Option<Duration>,
+}
+
+/// A caller's next step.
 #[derive(Debug)]
+pub(crate) enum Next {
+    /// Its next event.
+    Event(Event),
+    /// Nothing yet: wait on this, then ask again.
+    Wait(WaitFd, Option<Arc<PooledBell>>),
+}
+
+/// The reading side: only the caller holding it reads.
+struct Reader {
+    stdout: File,
+    router: PacketRouter,
+    scratch: Vec<u8>,
+    ended: bool,
+    /// The selector: stdout and the kick bell, registered for readability.
+    /// (Its own descriptor is what the watcher waits on.)
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    selector: mio::Poll,
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    events: mio::Events,
+}
+
+/// One running compiler and its routing table.
 pub struct Connection {
     dispatcher: Arc<Dispatcher>,
     process: Arc<CompilerProcess>,
-    transport: Transport,
+    outbox: Arc<Outbox>,
+    reader: Mutex<Reader>,
+    selector_fd: RawFd,
+    kick: Arc<PooledBell>,
+    executor: Arc<dyn Executor>,
+    mode: DispatchMode,
+    /// Wakes the background reader.
+    background: Arc<Signal>,
+    /// Writing failed: the compiler stopped reading.
+    write_failed: Arc<AtomicBool>,
+    /// The compiler's stderr ended: it exited (or is exiting).
+    stderr_ended: AtomicBool,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("pid", &self.process.pid())
+            .field("dispatcher", &self.dispatcher)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Connection {
-    /// Starts a compiler, its watchers on `runtime` and its transport, and
-    /// sends the version handshake. Compilations may be started at once: they
-    /// are written after the handshake and routed only if it succeeds.
+    /// Starts a compiler (from the executor's thread), its watchers and its
+    /// pipes, and sends the version handshake. Compilations may be started at
+    /// once: they are written after the handshake and routed only if it
+    /// succeeds.
     pub fn start(
         command: &CompilerCommand,
-        runtime: &Handle,
+        executor: &Arc<dyn Executor>,
         mode: DispatchMode,
         timeouts: Timeouts,
     ) -> Result<Arc<Self>, HostError> {
-        let spawned = process::spawn(command)?;
-        let command_line = command.to_string();
-
-        // Pipes register with the runtime's reactor, so they are made inside it.
-        let _guard = runtime.enter();
-        let tail = StderrTail::shared();
-        let stderr_task = {
-            let tail = tail.clone();
-            let stderr = spawned.stderr;
-            runtime.spawn(async move {
-                // A read error ends the capture; the tail so far is kept.
-                let _ = process::capture_stderr(stderr, tail).await;
-            })
+        let spawned = {
+            let command = command.clone();
+            executor::run_on(&**executor, move || process::spawn(&command))
+                .unwrap_or(Err(HostError::Closed))?
         };
+        let command_line = command.to_string();
+        let tail = StderrTail::shared();
         let process = Arc::new(CompilerProcess::new(
             spawned.child,
             command_line.clone(),
-            tail,
-            stderr_task,
+            tail.clone(),
         ));
-
-        let handshake_id = 0;
-        let dispatcher = Arc::new(Dispatcher::new(handshake_id));
-        let transport = match dispatch::start(
-            mode,
-            runtime,
-            spawned.stdin,
-            spawned.stdout,
-            dispatcher.clone(),
-            process.clone(),
-        ) {
-            Ok(transport) => transport,
-            Err(error) => {
-                process.kill();
-                let _ = process.ending_blocking(Duration::ZERO);
-                return Err(HostError::Io {
-                    command: command_line,
-                    message: error.to_string(),
-                });
+        let io_error = |error: std::io::Error| {
+            process.kill();
+            let _ = process.ending_blocking(Duration::ZERO);
+            HostError::Io {
+                command: command_line.clone(),
+                message: error.to_string(),
             }
         };
+
+        let kick = PooledBell::take().map_err(io_error)?;
+        let selector = mio::Poll::new().map_err(io_error)?;
+        let stdout = File::from(spawned.stdout);
+        for (fd, token) in [(stdout.as_raw_fd(), 0), (kick.fd(), 1)] {
+            selector
+                .registry()
+                .register(
+                    &mut mio::unix::SourceFd(&fd),
+                    mio::Token(token),
+                    mio::Interest::READABLE,
+                )
+                .map_err(io_error)?;
+        }
+        let selector_fd = selector.as_raw_fd();
+
+        let handshake_id = 0;
+        let dispatcher = Arc::new(Dispatcher::new(handshake_id, kick.clone()));
+        let background = Arc::new(Signal::default());
+        let write_failed = Arc::new(AtomicBool::new(false));
+        let outbox = {
+            let (background, write_failed, dispatcher, process, executor2) = (
+                background.clone(),
+                write_failed.clone(),
+                dispatcher.clone(),
+                process.clone(),
+                executor.clone(),
+            );
+            Arc::new(Outbox::new(
+                spawned.stdin,
+                executor.clone(),
+                Box::new(move |error| {
+                    // The compiler stopped reading: usually it is exiting, and
+                    // the end of its output will say how. Take no new work, make
+                    // sure that end is read even if nobody waits, and if it
+                    // keeps running, do not leave callers waiting on it.
+                    write_failed.store(true, Ordering::Release);
+                    background.notify();
+                    let (dispatcher, process, executor) =
+                        (dispatcher.clone(), process.clone(), executor2.clone());
+                    executor2.spawn(Box::pin(async move {
+                        executor.sleep(EXIT_GRACE).await;
+                        if dispatcher.failure().is_none() && process.try_ending().is_none() {
+                            dispatcher.fail(HostError::Io {
+                                command: process.command().to_owned(),
+                                message: format!("writing to the compiler failed: {error}"),
+                            });
+                            process.kill();
+                        }
+                    }));
+                }),
+            ))
+        };
+        let connection = Arc::new(Self {
+            dispatcher: dispatcher.clone(),
+            process: process.clone(),
+            outbox,
+            reader: Mutex::new(Reader {
+                stdout,
+                router: PacketRouter::default(),
+                scratch: vec![0; 64 * 1024],
+                ended: false,
+                selector,
+                events: mio::Events::with_capacity(4),
+            }),
+            selector_fd,
+            kick,
+            executor: executor.clone(),
+            mode,
+            background,
+            write_failed,
+            stderr_ended: AtomicBool::new(false),
+        });
+
         let handshake = InboundMessage {
             message: Some(inbound_message::Message::VersionRequest(
                 inbound_message::VersionRequest { id: handshake_id },
             )),
         };
-        let connection = Arc::new(Self {
-            dispatcher: dispatcher.clone(),
-            process: process.clone(),
-            transport,
-        });
-        connection.send(encode_packet(
+        // A compiler that exits at once refuses this; the end of its output
+        // then tells its first compilation how it ended.
+        let _ = connection.send(Bytes::from(encode_packet(
             crate::protocol::VERSION_COMPILATION_ID,
             &handshake,
-        ))?;
+        )));
 
+        executor.spawn(Box::pin(stderr_task(
+            Arc::downgrade(&connection),
+            spawned.stderr,
+            tail,
+        )));
+        executor.spawn(Box::pin(background_reader(Arc::downgrade(&connection))));
         if let Some(timeout) = timeouts.idle {
-            runtime.spawn(idle_watch(Arc::downgrade(&connection), timeout));
+            executor.spawn(Box::pin(idle_watch(Arc::downgrade(&connection), timeout)));
         }
-        runtime.spawn(startup_watch(dispatcher, process, timeouts.startup));
+        executor.spawn(Box::pin(startup_watch(
+            Arc::downgrade(&connection),
+            timeouts.startup,
+        )));
         Ok(connection)
     }
 
@@ -129,9 +266,9 @@ impl Connection {
         &self.dispatcher
     }
 
-    /// The transport of this connection's dispatch mode.
-    pub(crate) fn transport(&self) -> &Transport {
-        &self.transport
+    /// The dispatch mode this connection was made for.
+    pub fn mode(&self) -> DispatchMode {
+        self.mode
     }
 
     /// The compiler's process id.
@@ -139,16 +276,10 @@ impl Connection {
         self.process.pid()
     }
 
-    /// Whether new compilations may start here. (In the wait_for mode nobody
-    /// reads while no compile runs, so a compiler that died in the meantime is
-    /// noticed here.)
+    /// Whether new compilations may start here: not closing, not failed, and
+    /// still taking input.
     pub fn is_open(&self) -> bool {
-        if let Transport::WaitFor(_) = self.transport {
-            if self.dispatcher.in_flight() == 0 && self.process.try_ending().is_some() {
-                self.dispatcher.close();
-            }
-        }
-        !self.dispatcher.is_closed()
+        !self.dispatcher.is_closed() && !self.write_failed.load(Ordering::Acquire)
     }
 
     /// How many compilations hold one of this compiler's slots.
@@ -166,10 +297,10 @@ impl Connection {
         self.dispatcher.register_version()
     }
 
-    /// Sends one encoded packet (queued for the writer, or written at once,
-    /// depending on the dispatch mode).
-    pub fn send(&self, packet: Vec<u8>) -> Result<(), HostError> {
-        self.transport.send(packet).map_err(|()| self.gone())
+    /// Sends one encoded packet: written at once, or queued behind what a
+    /// full pipe could not take yet. Never blocks.
+    pub fn send(&self, packet: Bytes) -> Result<(), HostError> {
+        self.outbox.send(packet).map_err(|()| self.gone())
     }
 
     /// The error to report when the compiler can no longer be written to.
@@ -177,25 +308,156 @@ impl Connection {
         self.dispatcher.failure().unwrap_or(HostError::Closed)
     }
 
+    /// A caller's next event, or where to wait for it. Reads the compiler's
+    /// output first if nobody else is reading.
+    pub(crate) fn next(self: &Arc<Self>, key: Key, token: u64, inbox: &Receiver<Event>) -> Next {
+        loop {
+            if let Ok(event) = inbox.try_recv() {
+                self.dispatcher.done_waiting(key, token);
+                return Next::Event(event);
+            }
+            self.try_read();
+            if let Ok(event) = inbox.try_recv() {
+                self.dispatcher.done_waiting(key, token);
+                return Next::Event(event);
+            }
+            match self.dispatcher.wait_on(key, token) {
+                Ok(Wait::Ready) => continue,
+                Ok(Wait::Watch) => {
+                    return Next::Wait(
+                        WaitFd {
+                            fd: self.selector_fd,
+                            timeout: None,
+                        },
+                        Some(self.kick.clone()),
+                    )
+                }
+                Ok(Wait::Bell(bell)) => {
+                    return Next::Wait(
+                        WaitFd {
+                            fd: bell.fd(),
+                            timeout: Some(BELL_PATIENCE),
+                        },
+                        Some(bell),
+                    )
+                }
+                // No bell could be made (out of descriptors): read again
+                // after a while instead.
+                Err(_) => {
+                    return Next::Wait(
+                        WaitFd {
+                            fd: self.selector_fd,
+                            timeout: Some(Duration::from_millis(10)),
+                        },
+                        None,
+                    )
+                }
+            }
+        }
+    }
+
+    /// Reads and routes whatever the compiler has written, unless someone
+    /// else is reading right now or the output ended.
+    fn try_read(self: &Arc<Self>) {
+        let mut reader = match self.reader.try_lock() {
+            Ok(reader) => reader,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if reader.ended {
+            return;
+        }
+        let end = self.read_and_route(&mut reader);
+        if let Some(end) = end {
+            reader.ended = true;
+            drop(reader);
+            self.dispatcher.set_reading_ended();
+            self.executor.spawn(Box::pin(finish(self.clone(), end)));
+        }
+    }
+
+    fn read_and_route(&self, reader: &mut Reader) -> Option<ReadEnd> {
+        // Elsewhere than Linux, a kqueue stays readable until its events are
+        // taken; Linux's epoll reports only what is really ready.
+        #[cfg(not(target_os = "linux"))]
+        {
+            let Reader {
+                selector, events, ..
+            } = reader;
+            let _ = selector.poll(events, Some(Duration::ZERO));
+        }
+        loop {
+            let Reader {
+                stdout,
+                router,
+                scratch,
+                ..
+            } = reader;
+            match stdout.read(scratch) {
+                Ok(0) => return Some(router.end_of_output()),
+                Ok(n) => router.extend(&scratch[..n]),
+                Err(error) if error.kind() == ErrorKind::WouldBlock => return None,
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    return Some(ReadEnd::Protocol(format!(
+                        "reading from the compiler failed: {error}"
+                    )))
+                }
+            }
+            let routed = router.route(&self.dispatcher, |reply| {
+                let _ = self.outbox.send(Bytes::from(reply));
+            });
+            if let Err(end) = routed {
+                return Some(end);
+            }
+        }
+    }
+
+    /// Makes sure the compiler's output is read even if no caller waits: for
+    /// detached compilations, or a compiler that stopped.
+    pub(crate) fn arm_background_reader(&self) {
+        self.background.notify();
+    }
+
+    fn needs_background_reader(&self) -> bool {
+        !self.lock_reader().ended
+            && (self.dispatcher.has_detached()
+                || self.write_failed.load(Ordering::Acquire)
+                || self.stderr_ended.load(Ordering::Acquire))
+    }
+
+    fn lock_reader(&self) -> MutexGuard<'_, Reader> {
+        self.reader.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Fails what is in flight with `error` and asks the compiler to exit
     /// (closes its stdin), without waiting.
     pub fn fail_and_close(&self, error: HostError) {
         self.dispatcher.fail(error);
-        self.transport.close_input();
+        self.outbox.close_input();
     }
 
-    /// Closes the compiler: fails what is in flight with `error`, closes its
-    /// stdin, and waits (blocking, at most `grace`) for it to exit before
-    /// killing it.
+    /// Closes the compiler: fails what is in flight with `error` and closes
+    /// its stdin; a compiler that was busy is killed at once (nobody wants
+    /// its work any more), an idle one gets `grace` to exit on its own. Waits
+    /// (blocking) until it is reaped.
     pub fn close(&self, error: HostError, grace: Duration) {
+        let busy = self.dispatcher.in_flight() > 0;
         self.fail_and_close(error);
+        if busy {
+            self.process.kill();
+        }
         let _ = self.process.ending_blocking(grace);
     }
 
     /// Closes the compiler without waiting: a detached thread reaps it, so no
     /// zombie is left and the caller (a finalizer, say) never blocks.
     pub fn close_detached(&self) {
+        let busy = self.dispatcher.in_flight() > 0;
         self.fail_and_close(HostError::Closed);
+        if busy {
+            self.process.kill();
+        }
         let process = self.process.clone();
         let spawned = std::thread::Builder::new()
             .name("sass-embedded-reaper".into())
@@ -215,9 +477,15 @@ pub(crate) enum ReadEnd {
     /// The compiler closed its stdout inside a packet, after this many bytes
     /// of it.
     Truncated(usize),
-    /// The compiler broke the protocol or reported a protocol error: it must
-    /// be stopped, and every caller told this.
+    /// The compiler broke the protocol: it must be stopped, and every caller
+    /// told this.
     Protocol(String),
+    /// The compiler reported a protocol error of its own (and exits).
+    CompilerError {
+        id: u32,
+        kind: String,
+        message: String,
+    },
     /// The compiler speaks another protocol version.
     Incompatible(String, String),
 }
@@ -225,21 +493,23 @@ pub(crate) enum ReadEnd {
 impl ReadEnd {
     /// Whether the compiler must be killed before its ending is awaited.
     pub(crate) fn kills(&self) -> bool {
-        matches!(self, Self::Protocol(_) | Self::Incompatible(..))
+        matches!(
+            self,
+            Self::Protocol(_) | Self::Incompatible(..) | Self::CompilerError { .. }
+        )
     }
 
-    /// The error every caller gets, or `None` for an orderly close (the
-    /// compiler's output ended after its input was closed with nothing in
-    /// flight).
-    pub(crate) fn error(
+    /// How the callers fail, or `None` for an orderly close (the compiler's
+    /// output ended after its input was closed with nothing in flight).
+    pub(crate) fn failure(
         self,
         dispatcher: &Dispatcher,
         process: &CompilerProcess,
         (status, signaled): Ending,
-    ) -> Option<HostError> {
+    ) -> Option<Failure> {
         let command = process.command().to_owned();
         let stderr = process.stderr_tail();
-        Some(match self {
+        Some(Failure::All(match self {
             Self::Eof if dispatcher.is_closed() && dispatcher.in_flight() == 0 => return None,
             Self::Eof => HostError::Exited {
                 command,
@@ -266,6 +536,31 @@ impl ReadEnd {
                 message,
                 stderr,
             },
+            Self::CompilerError { id, kind, message }
+                if id != crate::protocol::VERSION_COMPILATION_ID && id != ERROR_ID =>
+            {
+                return Some(Failure::Culprit {
+                    id,
+                    culprit: HostError::CompilerFailed {
+                        command: command.clone(),
+                        kind: kind.clone(),
+                        message: message.clone(),
+                    },
+                    bystander: HostError::StoppedByOther {
+                        command,
+                        culprit: id,
+                        message,
+                    },
+                })
+            }
+            Self::CompilerError { id, kind, message } => HostError::Protocol {
+                command,
+                message: format!(
+                    "the compiler reported a protocol error ({kind}) for compilation {id}: \
+                     {message}"
+                ),
+                stderr,
+            },
             Self::Incompatible(protocol_version, compiler_version) => {
                 HostError::IncompatibleVersion {
                     command,
@@ -273,13 +568,11 @@ impl ReadEnd {
                     compiler_version,
                 }
             }
-        })
+        }))
     }
 }
 
-/// Frames, decodes and routes the compiler's output, whoever reads it: the
-/// reader task of the multiplexed mode, or the calling thread of the
-/// wait_for mode.
+/// Frames, decodes and routes the compiler's output, whoever reads it.
 #[derive(Debug, Default)]
 pub(crate) struct PacketRouter {
     decoder: PacketDecoder,
@@ -287,12 +580,9 @@ pub(crate) struct PacketRouter {
 }
 
 impl PacketRouter {
-    /// Where the next read should put its bytes.
-    pub(crate) fn buffer(&mut self) -> &mut BytesMut {
-        if self.buf.capacity() - self.buf.len() < 4096 {
-            self.buf.reserve(64 * 1024);
-        }
-        &mut self.buf
+    /// Adds bytes read from the compiler.
+    pub(crate) fn extend(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
     }
 
     /// Routes every complete packet in the buffer. Replies the dispatcher
@@ -330,8 +620,9 @@ impl PacketRouter {
                 Routing::Reply(compilation_id, message) => {
                     reply(encode_packet(compilation_id, &*message));
                 }
-                Routing::Violation(message) | Routing::CompilerError(message) => {
-                    return Err(ReadEnd::Protocol(message))
+                Routing::Violation(message) => return Err(ReadEnd::Protocol(message)),
+                Routing::CompilerError { id, kind, message } => {
+                    return Err(ReadEnd::CompilerError { id, kind, message })
                 }
                 Routing::Incompatible(protocol, compiler) => {
                     return Err(ReadEnd::Incompatible(protocol, compiler))
@@ -349,14 +640,99 @@ impl PacketRouter {
     }
 }
 
+/// After the compiler's output ended: kills it if it must, waits for it to
+/// exit and for its last words on stderr, then tells every caller how it
+/// ended.
+async fn finish(connection: Arc<Connection>, end: ReadEnd) {
+    let process = &connection.process;
+    if end.kills() {
+        process.kill();
+    }
+    let ending = process.ending(&*connection.executor, EXIT_GRACE).await;
+    process
+        .stderr_settled(&*connection.executor, STDERR_GRACE)
+        .await;
+    if let Some(failure) = end.failure(&connection.dispatcher, process, ending) {
+        connection.dispatcher.fail_with(failure);
+    }
+    connection.outbox.close_input();
+}
+
+/// Keeps the tail of the compiler's stderr. Its end means the compiler
+/// exited: an idle compiler is then retired and reaped at once (so a
+/// compiler that died between compiles is replaced, not blamed on the next
+/// compile); a busy one has its output read to the end, callers waiting or
+/// not.
+async fn stderr_task(connection: Weak<Connection>, stderr: OwnedFd, tail: Arc<Mutex<StderrTail>>) {
+    let Some(executor) = connection.upgrade().map(|c| c.executor.clone()) else {
+        return;
+    };
+    // A read error ends the capture; the tail so far is kept.
+    let _ = process::capture_stderr(&*executor, stderr, &tail).await;
+    let Some(connection) = connection.upgrade() else {
+        return;
+    };
+    connection.process.mark_stderr_done();
+    connection.stderr_ended.store(true, Ordering::Release);
+    // A compiler that ends before answering the handshake is broken, not
+    // idle: reading its output tells its first compilation how it ended.
+    let dispatcher = &connection.dispatcher;
+    if dispatcher.handshake_done() && dispatcher.close_if_idle() && dispatcher.in_flight() == 0 {
+        connection.outbox.close_input();
+        let _ = connection.process.ending(&*executor, EXIT_GRACE).await;
+    }
+    connection.arm_background_reader();
+}
+
+/// Reads for nobody in particular while [`Connection::needs_background_reader`]:
+/// routes messages to whoever they are for, answers the requests of detached
+/// compilations, and reaches the end of a dead compiler's output.
+async fn background_reader(connection: Weak<Connection>) {
+    let Some(signal) = connection.upgrade().map(|c| c.background.clone()) else {
+        return;
+    };
+    loop {
+        signal.wait().await;
+        let Some(strong) = connection.upgrade() else {
+            return;
+        };
+        let watch = strong
+            .executor
+            .watch(strong.lock_reader().stdout.as_fd(), Interest::Read);
+        let Ok(watch) = watch else {
+            return;
+        };
+        drop(strong);
+        loop {
+            let Some(strong) = connection.upgrade() else {
+                return;
+            };
+            if !strong.needs_background_reader() {
+                break;
+            }
+            strong.try_read();
+            if !strong.needs_background_reader() {
+                break;
+            }
+            drop(strong);
+            if executor::ready(&*watch).await.is_err() {
+                break;
+            }
+        }
+    }
+}
+
 /// Fails and kills a compiler that has not answered the version handshake
 /// within `timeout`.
-async fn startup_watch(
-    dispatcher: Arc<Dispatcher>,
-    process: Arc<CompilerProcess>,
-    timeout: Duration,
-) {
-    tokio::time::sleep(timeout).await;
+async fn startup_watch(connection: Weak<Connection>, timeout: Duration) {
+    let Some(executor) = connection.upgrade().map(|c| c.executor.clone()) else {
+        return;
+    };
+    executor.sleep(timeout).await;
+    let Some(connection) = connection.upgrade() else {
+        return;
+    };
+    let (dispatcher, process) = (&connection.dispatcher, &connection.process);
     if dispatcher.handshake_done() || dispatcher.failure().is_some() {
         return;
     }
@@ -374,7 +750,10 @@ async fn startup_watch(
 }
 
 /// Closes the compiler once nothing has been in flight for `timeout`.
-async fn idle_watch(connection: std::sync::Weak<Connection>, timeout: Duration) {
+async fn idle_watch(connection: Weak<Connection>, timeout: Duration) {
+    let Some(executor) = connection.upgrade().map(|c| c.executor.clone()) else {
+        return;
+    };
     loop {
         let Some(connection) = connection.upgrade() else {
             return;
@@ -386,7 +765,7 @@ async fn idle_watch(connection: std::sync::Weak<Connection>, timeout: Duration) 
         let wait = match dispatcher.idle_since() {
             Some(since) if since.elapsed() >= timeout => {
                 if dispatcher.close_if_idle() {
-                    connection.transport.close_input();
+                    connection.outbox.close_input();
                     return;
                 }
                 timeout
@@ -395,6 +774,6 @@ async fn idle_watch(connection: std::sync::Weak<Connection>, timeout: Duration) 
             None => timeout,
         };
         drop(connection);
-        tokio::time::sleep(wait).await;
+        executor.sleep(wait).await;
     }
 }

@@ -1,24 +1,42 @@
-//! Routing by compilation id: the table that says, for every message the
-//! compiler sends, which waiting caller gets it.
+//! Routing by compilation id, and who waits where: the table that says, for
+//! every message the compiler sends, which caller gets it, and which caller
+//! to wake for it.
 //!
-//! Each compilation registers a channel under a fresh compilation id; the
-//! reader hands each decoded message to [`Dispatcher::route`], which sends it
-//! straight to that channel. An id stays taken until the compiler has sent the
-//! compilation's `CompileResponse`, even if the caller gave up (was
-//! interrupted) long before: such a compilation is *detached*, and requests
-//! the compiler still sends for it are answered with errors here, so the
-//! compiler can finish it. Version requests live on compilation id 0 and are
-//! routed by their request id.
+//! Each compilation registers a channel under a fresh compilation id;
+//! whoever reads the compiler's output hands each decoded message to
+//! [`Dispatcher::route`], which sends it straight to that channel. An id
+//! stays taken until the compiler has sent the compilation's
+//! `CompileResponse`, even if the caller gave up (was interrupted) long
+//! before: such a compilation is *detached*, and requests the compiler still
+//! sends for it are answered with errors here, so the compiler can finish
+//! it. Version requests live on compilation id 0 and are routed by their
+//! request id.
 //!
-//! Nothing here does I/O: the connection feeds it messages and writes the
-//! replies it returns, so the routing rules are tested without a compiler.
+//! # Waiting
+//!
+//! Callers read the compiler's output themselves (see
+//! [`crate::connection`]). Of the callers waiting on one connection, one is
+//! the *watcher*: it sleeps on the connection's selector (readable when the
+//! compiler has written, or when the connection's *kick* bell rings) and
+//! reads when it wakes. Every other waiter sleeps on a bell of its own, which
+//! is rung when a message is routed to it. So with one compile in flight the
+//! caller reads its own answer, with no other thread involved; with many,
+//! whoever reads hands the others their messages. When the watcher stops
+//! waiting, one of the bell waiters is rung to take its place. The table
+//! keeps, for each waiter, where it sleeps, so a routed message rings
+//! exactly the descriptor its caller sleeps on.
+//!
+//! Nothing here reads or writes the compiler's pipes: the connection feeds
+//! it messages and writes the replies it returns, so the routing rules are
+//! tested without a compiler.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 
+use crate::bell::PooledBell;
 use crate::error::HostError;
 use crate::protocol::{
     inbound_message, major_version, outbound_message, InboundMessage, ERROR_ID, PROTOCOL_MAJOR,
@@ -32,40 +50,9 @@ pub enum Event {
     Message(outbound_message::Message),
     /// The connection failed; no more messages will come.
     Failed(HostError),
-    /// Sent by a [`Waker`]: the caller should check for interrupts.
-    Wake,
 }
 
-/// Wakes a caller blocked on its channel (used as Ruby's unblocking
-/// function); in the wait_for mode also the `poll` the caller reads in.
-#[derive(Clone, Debug)]
-pub struct Waker {
-    inbox: Sender<Event>,
-    poll: Option<std::sync::Arc<mio::Waker>>,
-}
-
-impl Waker {
-    fn new(inbox: Sender<Event>) -> Self {
-        Self { inbox, poll: None }
-    }
-
-    /// The same waker, also waking `poll`.
-    pub(crate) fn with_poll(mut self, poll: std::sync::Arc<mio::Waker>) -> Self {
-        self.poll = Some(poll);
-        self
-    }
-
-    /// Makes the caller's blocking receive return [`Event::Wake`].
-    pub fn wake(&self) {
-        // The receiver may already be gone; then there is nobody to wake.
-        let _ = self.inbox.send(Event::Wake);
-        if let Some(poll) = &self.poll {
-            let _ = poll.wake();
-        }
-    }
-}
-
-/// A caller's registration: its ids, its channel, and a waker for it.
+/// A caller's registration: its ids and its channel.
 #[derive(Debug)]
 pub struct Registration {
     /// The compilation id (or, for version requests, the request id).
@@ -74,8 +61,15 @@ pub struct Registration {
     pub token: u64,
     /// Where this caller's messages arrive.
     pub inbox: Receiver<Event>,
-    /// Wakes this caller.
-    pub waker: Waker,
+}
+
+/// Which registration a waiting caller is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// A compilation, by compilation id.
+    Compilation(u32),
+    /// A version request, by request id.
+    Version(u32),
 }
 
 /// Why a registration was refused.
@@ -96,23 +90,80 @@ pub enum Routing {
     Reply(u32, Box<InboundMessage>),
     /// The compiler broke the protocol: fail the connection with this error.
     Violation(String),
-    /// The compiler reported a protocol error of its own.
-    CompilerError(String),
+    /// The compiler reported a protocol error of its own, naming compilation
+    /// `id` (0 or `u32::MAX` if it named none); it exits after that.
+    CompilerError {
+        /// The compilation id the error came with.
+        id: u32,
+        /// The error's type (`PARSE`, `PARAMS`, `INTERNAL`).
+        kind: String,
+        /// The compiler's message.
+        message: String,
+    },
     /// The compiler speaks another major protocol version: (protocol version,
     /// compiler version).
     Incompatible(String, String),
 }
 
+/// How the end of a connection fails its callers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Every caller gets this error.
+    All(HostError),
+    /// The compiler stopped because of one compilation: that one gets
+    /// `culprit`, every other caller `bystander`.
+    Culprit {
+        /// The compilation id of the culprit.
+        id: u32,
+        /// What the culprit is told.
+        culprit: HostError,
+        /// What everyone else is told.
+        bystander: HostError,
+    },
+}
+
+/// Where a registered caller sleeps, if it waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Waiting {
+    /// Not waiting: busy with what it received, or not yet asking.
+    No,
+    /// On its own bell.
+    Bell,
+    /// On the connection's selector: the watcher.
+    Watch,
+}
+
+/// How a caller should wait for its next event.
+#[derive(Debug)]
+pub enum Wait {
+    /// Something is in its channel already.
+    Ready,
+    /// On the connection's selector, as the watcher.
+    Watch,
+    /// On this bell.
+    Bell(Arc<PooledBell>),
+}
+
+/// A caller attached to a registration.
+#[derive(Debug)]
+struct Waiter {
+    token: u64,
+    inbox: Sender<Event>,
+    bell: Option<Arc<PooledBell>>,
+    waiting: Waiting,
+}
+
 #[derive(Debug)]
 enum Route {
-    Attached { token: u64, inbox: Sender<Event> },
+    Attached(Waiter),
     Detached { token: u64 },
 }
 
 impl Route {
     fn token(&self) -> u64 {
         match self {
-            Self::Attached { token, .. } | Self::Detached { token } => *token,
+            Self::Attached(waiter) => waiter.token,
+            Self::Detached { token } => *token,
         }
     }
 }
@@ -127,7 +178,7 @@ enum Handshake {
 #[derive(Debug)]
 struct Table {
     compilations: HashMap<u32, Route>,
-    versions: HashMap<u32, Sender<Event>>,
+    versions: HashMap<u32, Waiter>,
     next_compilation_id: u32,
     next_version_id: u32,
     next_token: u64,
@@ -135,6 +186,14 @@ struct Table {
     failure: Option<HostError>,
     closing: bool,
     idle_since: Option<Instant>,
+    /// The token of the caller waiting on the selector.
+    watcher: Option<u64>,
+    /// How many callers wait on their bells.
+    bell_waiters: usize,
+    /// How many compilations are detached.
+    detached: usize,
+    /// Nobody reads the compiler's output any more: its end was reached.
+    reading_ended: bool,
 }
 
 impl Table {
@@ -164,12 +223,76 @@ impl Table {
         self.next_token += 1;
         self.next_token
     }
+
+    fn waiter(&mut self, key: Key, token: u64) -> Option<&mut Waiter> {
+        let waiter = match key {
+            Key::Compilation(id) => match self.compilations.get_mut(&id) {
+                Some(Route::Attached(waiter)) => waiter,
+                _ => return None,
+            },
+            Key::Version(id) => self.versions.get_mut(&id)?,
+        };
+        (waiter.token == token).then_some(waiter)
+    }
+
+    /// Records that the caller with `token`, which waited as `waiting`, no
+    /// longer does.
+    fn forget_wait(&mut self, token: u64, waiting: Waiting) {
+        match waiting {
+            Waiting::No => {}
+            Waiting::Bell => self.bell_waiters -= 1,
+            Waiting::Watch => {}
+        }
+        if self.watcher == Some(token) {
+            self.watcher = None;
+        }
+    }
+
+    /// If nobody watches but someone sleeps on a bell, rings one of them to
+    /// take the watch.
+    fn promote(&self) {
+        if self.watcher.is_some() || self.bell_waiters == 0 || self.reading_ended {
+            return;
+        }
+        let sleeper = self
+            .compilations
+            .values()
+            .filter_map(|route| match route {
+                Route::Attached(waiter) => Some(waiter),
+                Route::Detached { .. } => None,
+            })
+            .chain(self.versions.values())
+            .find(|waiter| waiter.waiting == Waiting::Bell);
+        if let Some(bell) = sleeper.and_then(|waiter| waiter.bell.as_ref()) {
+            bell.ring();
+        }
+    }
+}
+
+/// Delivers `event` to `waiter` and wakes it where it sleeps. Gives the
+/// event back if the waiter's channel is gone.
+fn deliver(waiter: &Waiter, kick: &PooledBell, event: Event) -> Option<Event> {
+    if let Err(error) = waiter.inbox.send(event) {
+        return Some(error.0);
+    }
+    match waiter.waiting {
+        Waiting::No => {}
+        Waiting::Bell => {
+            if let Some(bell) = &waiter.bell {
+                bell.ring();
+            }
+        }
+        Waiting::Watch => kick.ring(),
+    }
+    None
 }
 
 /// The routing table of one connection.
 #[derive(Debug)]
 pub struct Dispatcher {
     table: Mutex<Table>,
+    /// Wakes the watcher (it is part of the connection's selector).
+    kick: Arc<PooledBell>,
 }
 
 /// The message of the error sent for requests of a compilation whose caller
@@ -180,8 +303,8 @@ pub const ABANDONED: &str =
 impl Dispatcher {
     /// A dispatcher whose connection starts with a `VersionRequest` of id
     /// `handshake_id` on compilation 0. Until its answer arrives and says
-    /// protocol 3, nothing else is routed.
-    pub fn new(handshake_id: u32) -> Self {
+    /// protocol 3, nothing else is routed. `kick` wakes the watcher.
+    pub fn new(handshake_id: u32, kick: Arc<PooledBell>) -> Self {
         Self {
             table: Mutex::new(Table {
                 compilations: HashMap::new(),
@@ -193,7 +316,12 @@ impl Dispatcher {
                 failure: None,
                 closing: false,
                 idle_since: Some(Instant::now()),
+                watcher: None,
+                bell_waiters: 0,
+                detached: 0,
+                reading_ended: false,
             }),
+            kick,
         }
     }
 
@@ -217,20 +345,11 @@ impl Dispatcher {
         table.next_compilation_id = id.wrapping_add(1);
         let token = table.token();
         let (sender, inbox) = crossbeam_channel::unbounded();
-        table.compilations.insert(
-            id,
-            Route::Attached {
-                token,
-                inbox: sender.clone(),
-            },
-        );
+        table
+            .compilations
+            .insert(id, Route::Attached(Waiter::new(token, sender)));
         table.note_activity();
-        Ok(Registration {
-            id,
-            token,
-            inbox,
-            waker: Waker::new(sender),
-        })
+        Ok(Registration { id, token, inbox })
     }
 
     /// Registers a channel for a `VersionRequest` and returns its request id.
@@ -247,34 +366,124 @@ impl Dispatcher {
         table.next_version_id = id.wrapping_add(1);
         let token = table.token();
         let (sender, inbox) = crossbeam_channel::unbounded();
-        table.versions.insert(id, sender.clone());
+        table.versions.insert(id, Waiter::new(token, sender));
         table.note_activity();
-        Ok(Registration {
-            id,
-            token,
-            inbox,
-            waker: Waker::new(sender),
-        })
+        Ok(Registration { id, token, inbox })
+    }
+
+    /// Removes a compilation whose request never reached the compiler (its
+    /// id is free again at once).
+    pub fn unregister(&self, id: u32, token: u64) {
+        let mut table = self.lock();
+        if table.compilations.get(&id).map(Route::token) == Some(token) {
+            if let Some(Route::Attached(waiter)) = table.compilations.remove(&id) {
+                table.forget_wait(token, waiter.waiting);
+            }
+            table.promote();
+            table.note_activity();
+        }
     }
 
     /// The caller of compilation `id` has gone. The id stays taken until the
     /// compiler finishes the compilation; until then its requests are
     /// answered with errors. Does nothing if `token` does not match (the
     /// compilation is already over and the id may belong to another one).
-    pub fn detach(&self, id: u32, token: u64) {
+    /// Returns whether the compilation is now detached.
+    pub fn detach(&self, id: u32, token: u64) -> bool {
         let mut table = self.lock();
-        if let Some(route) = table.compilations.get_mut(&id) {
-            if route.token() == token {
-                *route = Route::Detached { token };
-            }
+        let Some(route) = table.compilations.get_mut(&id) else {
+            return false;
+        };
+        if route.token() != token {
+            return false;
         }
+        let Route::Attached(waiter) = std::mem::replace(route, Route::Detached { token }) else {
+            return true;
+        };
+        table.detached += 1;
+        table.forget_wait(token, waiter.waiting);
+        table.promote();
+        true
     }
 
     /// The caller of version request `id` has gone.
-    pub fn forget_version(&self, id: u32) {
+    pub fn forget_version(&self, id: u32, token: u64) {
         let mut table = self.lock();
-        table.versions.remove(&id);
+        if table.versions.get(&id).map(|waiter| waiter.token) == Some(token) {
+            if let Some(waiter) = table.versions.remove(&id) {
+                table.forget_wait(token, waiter.waiting);
+            }
+            table.promote();
+        }
         table.note_activity();
+    }
+
+    /// Decides how the caller `key` waits for its next event: as the
+    /// watcher if nobody watches (and the output can still be read), else on
+    /// a bell of its own. `Ready` if its channel holds something already.
+    pub fn wait_on(&self, key: Key, token: u64) -> std::io::Result<Wait> {
+        let mut table = self.lock();
+        let watcher = table.watcher;
+        let reading_ended = table.reading_ended;
+        let Some(waiter) = table.waiter(key, token) else {
+            // Not registered any more: its channel holds the reason.
+            return Ok(Wait::Ready);
+        };
+        if !waiter.inbox.is_empty() {
+            return Ok(Wait::Ready);
+        }
+        let previous = waiter.waiting;
+        if !reading_ended && (watcher.is_none() || watcher == Some(token)) {
+            waiter.waiting = Waiting::Watch;
+            table.watcher = Some(token);
+            if previous == Waiting::Bell {
+                table.bell_waiters -= 1;
+            }
+            return Ok(Wait::Watch);
+        }
+        if waiter.bell.is_none() {
+            waiter.bell = Some(PooledBell::take()?);
+        }
+        waiter.waiting = Waiting::Bell;
+        let bell = waiter.bell.clone().expect("the bell was just made");
+        if previous != Waiting::Bell {
+            table.bell_waiters += 1;
+        }
+        if watcher == Some(token) {
+            table.watcher = None;
+        }
+        Ok(Wait::Bell(bell))
+    }
+
+    /// The caller `key` has what it waited for and is busy with it.
+    pub fn done_waiting(&self, key: Key, token: u64) {
+        let mut table = self.lock();
+        let Some(waiter) = table.waiter(key, token) else {
+            return;
+        };
+        let waiting = std::mem::replace(&mut waiter.waiting, Waiting::No);
+        if waiting == Waiting::No {
+            return;
+        }
+        table.forget_wait(token, waiting);
+        table.promote();
+    }
+
+    /// Nobody can read the compiler's output any more (it ended): waiters
+    /// move to their bells, where the failure will reach them.
+    pub fn set_reading_ended(&self) {
+        let mut table = self.lock();
+        table.reading_ended = true;
+        if table.watcher.is_some() {
+            self.kick.ring();
+        }
+    }
+
+    /// Whether something needs reading that no caller will come back for:
+    /// compilations whose callers went away.
+    pub fn has_detached(&self) -> bool {
+        let table = self.lock();
+        table.detached > 0 && !table.reading_ended
     }
 
     /// Routes one message the compiler sent under `compilation_id`.
@@ -286,11 +495,11 @@ impl Dispatcher {
             let kind = crate::protocol::ProtocolErrorType::try_from(error.r#type)
                 .map(|kind| kind.as_str_name().to_owned())
                 .unwrap_or_else(|_| format!("type {}", error.r#type));
-            return Routing::CompilerError(format!(
-                "the compiler reported a protocol error ({kind}) for compilation {compilation_id}, \
-                 request {}: {}",
-                error.id, error.message
-            ));
+            return Routing::CompilerError {
+                id: compilation_id,
+                kind,
+                message: error.message.clone(),
+            };
         }
 
         if let Handshake::Pending(handshake_id) = table.handshake {
@@ -315,9 +524,15 @@ impl Dispatcher {
         if compilation_id == VERSION_COMPILATION_ID {
             return match message {
                 Message::VersionResponse(response) => {
-                    if let Some(inbox) = table.versions.remove(&response.id) {
+                    if let Some(waiter) = table.versions.remove(&response.id) {
+                        let _ = deliver(
+                            &waiter,
+                            &self.kick,
+                            Event::Message(Message::VersionResponse(response)),
+                        );
+                        table.forget_wait(waiter.token, waiter.waiting);
+                        table.promote();
                         table.note_activity();
-                        let _ = inbox.send(Event::Message(Message::VersionResponse(response)));
                     }
                     // A response to a request whose caller has gone is dropped.
                     Routing::Done
@@ -341,21 +556,25 @@ impl Dispatcher {
 
         let finished = matches!(message, Message::CompileResponse(_));
         let routing = match route {
-            Route::Attached { inbox, .. } => {
+            Route::Attached(waiter) => {
                 // If the receiver is gone its owner is detaching right now;
                 // the drop of the handle answers what it had queued.
-                if let Err(crossbeam_channel::SendError(Event::Message(message))) =
-                    inbox.send(Event::Message(message))
-                {
-                    abandoned_reply(compilation_id, &message)
-                } else {
-                    Routing::Done
+                match deliver(waiter, &self.kick, Event::Message(message)) {
+                    Some(Event::Message(message)) => abandoned_reply(compilation_id, &message),
+                    Some(Event::Failed(_)) | None => Routing::Done,
                 }
             }
             Route::Detached { .. } => abandoned_reply(compilation_id, &message),
         };
         if finished {
-            table.compilations.remove(&compilation_id);
+            match table.compilations.remove(&compilation_id) {
+                Some(Route::Attached(waiter)) => {
+                    table.forget_wait(waiter.token, waiter.waiting);
+                    table.promote();
+                }
+                Some(Route::Detached { .. }) => table.detached -= 1,
+                None => {}
+            }
             table.note_activity();
         }
         routing
@@ -364,16 +583,46 @@ impl Dispatcher {
     /// Fails every registered caller with `error` and refuses new ones. The
     /// first failure is the one callers see.
     pub fn fail(&self, error: HostError) {
+        self.fail_with(Failure::All(error));
+    }
+
+    /// Fails every registered caller as `failure` says and refuses new ones.
+    /// Only the first failure counts.
+    pub fn fail_with(&self, failure: Failure) {
         let mut table = self.lock();
-        let error = table.failure.get_or_insert(error).clone();
-        for (_, route) in table.compilations.drain() {
-            if let Route::Attached { inbox, .. } = route {
-                let _ = inbox.send(Event::Failed(error.clone()));
+        if table.failure.is_some() {
+            let error = table.failure.clone().expect("checked");
+            return self.fail_locked(&mut table, &Failure::All(error));
+        }
+        self.fail_locked(&mut table, &failure);
+    }
+
+    fn fail_locked(&self, table: &mut Table, failure: &Failure) {
+        let (culprit, for_culprit, for_others) = match failure {
+            Failure::All(error) => (None, error, error),
+            Failure::Culprit {
+                id,
+                culprit,
+                bystander,
+            } => (Some(*id), culprit, bystander),
+        };
+        table.failure.get_or_insert_with(|| for_others.clone());
+        for (id, route) in table.compilations.drain() {
+            if let Route::Attached(waiter) = route {
+                let error = if culprit == Some(id) {
+                    for_culprit
+                } else {
+                    for_others
+                };
+                let _ = deliver(&waiter, &self.kick, Event::Failed(error.clone()));
             }
         }
-        for (_, inbox) in table.versions.drain() {
-            let _ = inbox.send(Event::Failed(error.clone()));
+        for (_, waiter) in table.versions.drain() {
+            let _ = deliver(&waiter, &self.kick, Event::Failed(for_others.clone()));
         }
+        table.watcher = None;
+        table.bell_waiters = 0;
+        table.detached = 0;
         table.note_activity();
     }
 
@@ -422,6 +671,17 @@ impl Dispatcher {
     /// Since when nothing has been in flight, if nothing is.
     pub fn idle_since(&self) -> Option<Instant> {
         self.lock().idle_since
+    }
+}
+
+impl Waiter {
+    fn new(token: u64, inbox: Sender<Event>) -> Self {
+        Self {
+            token,
+            inbox,
+            bell: None,
+            waiting: Waiting::No,
+        }
     }
 }
 
@@ -554,6 +814,7 @@ mod tests {
         compile_response, CompileResponse, FunctionCallRequest, LogEvent, VersionResponse,
     };
     use outbound_message::Message;
+    use std::time::Duration;
 
     fn version(id: u32, protocol: &str) -> Message {
         Message::VersionResponse(VersionResponse {
@@ -587,8 +848,12 @@ mod tests {
         })
     }
 
+    fn kick() -> Arc<PooledBell> {
+        PooledBell::take().unwrap()
+    }
+
     fn ready() -> Dispatcher {
-        let dispatcher = Dispatcher::new(0);
+        let dispatcher = Dispatcher::new(0, kick());
         assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
         dispatcher
     }
@@ -605,19 +870,19 @@ mod tests {
 
     #[test]
     fn handshake_must_come_first_and_say_protocol_3() {
-        let dispatcher = Dispatcher::new(0);
+        let dispatcher = Dispatcher::new(0, kick());
         assert!(matches!(
             dispatcher.route(1, success("a")),
             Routing::Violation(message) if message.contains("expected a VersionResponse first")
         ));
 
-        let dispatcher = Dispatcher::new(0);
+        let dispatcher = Dispatcher::new(0, kick());
         assert_eq!(
             dispatcher.route(0, version(0, "2.7.1")),
             Routing::Incompatible("2.7.1".into(), "1.105.0".into())
         );
 
-        let dispatcher = Dispatcher::new(0);
+        let dispatcher = Dispatcher::new(0, kick());
         assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
     }
 
@@ -652,7 +917,8 @@ mod tests {
     fn a_detached_compilation_keeps_its_id_until_the_compiler_finishes() {
         let dispatcher = ready();
         let a = dispatcher.register_compilation().unwrap();
-        dispatcher.detach(a.id, a.token);
+        assert!(dispatcher.detach(a.id, a.token));
+        assert!(dispatcher.has_detached());
         drop(a.inbox);
 
         // Its requests are answered with errors, its events dropped.
@@ -685,6 +951,7 @@ mod tests {
 
         // Once it finished, the id is free again.
         assert_eq!(dispatcher.route(a.id, success("late")), Routing::Done);
+        assert!(!dispatcher.has_detached());
         dispatcher.lock().next_compilation_id = a.id;
         let c = dispatcher.register_compilation().unwrap();
         assert_eq!(c.id, a.id);
@@ -731,10 +998,14 @@ mod tests {
                 message: "bad".into(),
             }),
         );
-        assert!(matches!(
+        assert_eq!(
             routing,
-            Routing::CompilerError(message) if message.contains("(PARAMS)") && message.ends_with(": bad")
-        ));
+            Routing::CompilerError {
+                id: 3,
+                kind: "PARAMS".into(),
+                message: "bad".into()
+            }
+        );
     }
 
     #[test]
@@ -749,7 +1020,7 @@ mod tests {
             matches!(v2.inbox.try_recv(), Ok(Event::Message(Message::VersionResponse(r))) if r.id == v2.id)
         );
         // Late answers for forgotten requests are dropped.
-        dispatcher.forget_version(v1.id);
+        dispatcher.forget_version(v1.id, v1.token);
         assert_eq!(dispatcher.route(0, version(v1.id, "3.3.0")), Routing::Done);
         assert_eq!(dispatcher.in_flight(), 0);
     }
@@ -788,13 +1059,116 @@ mod tests {
         );
     }
 
+    fn rung(bell: &crate::bell::Bell) -> bool {
+        crate::sys::wait_fd(bell.fd(), crate::sys::Interest::Read, Some(Duration::ZERO)).unwrap()
+    }
+
     #[test]
-    fn waker_interrupts_a_blocked_receive() {
+    fn one_waiter_watches_and_the_others_sleep_on_bells_that_their_messages_ring() {
+        let kick = kick();
+        let dispatcher = Dispatcher::new(0, kick.clone());
+        assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
+        let a = dispatcher.register_compilation().unwrap();
+        let b = dispatcher.register_compilation().unwrap();
+        let (ka, kb) = (Key::Compilation(a.id), Key::Compilation(b.id));
+
+        assert!(matches!(
+            dispatcher.wait_on(ka, a.token).unwrap(),
+            Wait::Watch
+        ));
+        let Wait::Bell(bell) = dispatcher.wait_on(kb, b.token).unwrap() else {
+            panic!("a second waiter sleeps on a bell");
+        };
+        assert!(!rung(&bell));
+
+        // A message for the bell waiter rings its bell, not the kick.
+        assert_eq!(dispatcher.route(b.id, function_call(1)), Routing::Done);
+        assert!(rung(&bell));
+        assert!(!rung(&kick));
+        bell.drain();
+        assert!(matches!(
+            dispatcher.wait_on(kb, b.token).unwrap(),
+            Wait::Ready
+        ));
+        b.inbox.try_recv().unwrap();
+        dispatcher.done_waiting(kb, b.token);
+        assert!(matches!(
+            dispatcher.wait_on(kb, b.token).unwrap(),
+            Wait::Bell(_)
+        ));
+
+        // A message for the watcher rings the kick.
+        assert_eq!(dispatcher.route(a.id, function_call(2)), Routing::Done);
+        assert!(rung(&kick));
+        kick.drain();
+        a.inbox.try_recv().unwrap();
+
+        // When the watcher is done waiting, a bell waiter is rung to watch.
+        dispatcher.done_waiting(ka, a.token);
+        assert!(rung(&bell));
+        bell.drain();
+        assert!(matches!(
+            dispatcher.wait_on(kb, b.token).unwrap(),
+            Wait::Watch
+        ));
+        // ... and the former watcher now sleeps on a bell.
+        let Wait::Bell(a_bell) = dispatcher.wait_on(ka, a.token).unwrap() else {
+            panic!("the watch is taken");
+        };
+
+        // A finished watcher gives up the watch too, and a sleeper is rung.
+        assert_eq!(dispatcher.route(b.id, success("b")), Routing::Done);
+        assert!(rung(&kick));
+        assert!(rung(&a_bell), "a was rung to take the watch");
+        assert!(matches!(
+            dispatcher.wait_on(ka, a.token).unwrap(),
+            Wait::Watch
+        ));
+    }
+
+    #[test]
+    fn once_reading_ended_everyone_sleeps_on_a_bell_until_the_failure() {
         let dispatcher = ready();
         let a = dispatcher.register_compilation().unwrap();
-        let waker = a.waker.clone();
-        let thread = std::thread::spawn(move || waker.wake());
-        assert!(matches!(a.inbox.recv(), Ok(Event::Wake)));
-        thread.join().unwrap();
+        let key = Key::Compilation(a.id);
+        assert!(matches!(
+            dispatcher.wait_on(key, a.token).unwrap(),
+            Wait::Watch
+        ));
+        dispatcher.set_reading_ended();
+        let Wait::Bell(bell) = dispatcher.wait_on(key, a.token).unwrap() else {
+            panic!("nobody watches output that ended");
+        };
+        dispatcher.fail(HostError::Closed);
+        assert!(rung(&bell));
+        assert!(matches!(
+            a.inbox.try_recv(),
+            Ok(Event::Failed(HostError::Closed))
+        ));
+    }
+
+    #[test]
+    fn a_culprit_gets_its_own_error_and_bystanders_another() {
+        let dispatcher = ready();
+        let culprit = dispatcher.register_compilation().unwrap();
+        let bystander = dispatcher.register_compilation().unwrap();
+        let failed = HostError::CompilerFailed {
+            command: "sass".into(),
+            kind: "INTERNAL".into(),
+            message: "Stack Overflow".into(),
+        };
+        let stopped = HostError::StoppedByOther {
+            command: "sass".into(),
+            culprit: culprit.id,
+            message: "Stack Overflow".into(),
+        };
+        dispatcher.fail_with(Failure::Culprit {
+            id: culprit.id,
+            culprit: failed.clone(),
+            bystander: stopped.clone(),
+        });
+        assert!(matches!(culprit.inbox.try_recv(), Ok(Event::Failed(e)) if e == failed));
+        assert!(matches!(bystander.inbox.try_recv(), Ok(Event::Failed(e)) if e == stopped));
+        assert!(stopped.is_retryable() && !failed.is_retryable());
     }
 }

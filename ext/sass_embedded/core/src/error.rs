@@ -16,6 +16,9 @@ pub enum HostErrorKind {
     Protocol,
     /// The compiler was closed by its owner (`IOError`, "closed compiler").
     Closed,
+    /// The compiler failed on the compilation's own input and stopped: the
+    /// compilation failed, as Sass would report it (`Sass::CompileError`).
+    Compile,
 }
 
 /// Why the host could not complete a request.
@@ -67,6 +70,27 @@ pub enum HostError {
     },
     /// The compiler was closed by its owner.
     Closed,
+    /// The compiler reported an error of its own about this compilation and
+    /// stopped (Dart Sass does so when the stylesheet overflows its stack,
+    /// for example).
+    CompilerFailed {
+        /// The compiler's command line.
+        command: String,
+        /// The error's type (`INTERNAL`, `PARAMS`).
+        kind: String,
+        /// The compiler's message (for a crash, with its stack trace).
+        message: String,
+    },
+    /// The compiler stopped because of another compilation (see
+    /// [`HostError::CompilerFailed`]); this one was fine and can run again.
+    StoppedByOther {
+        /// The compiler's command line.
+        command: String,
+        /// The compilation id of the compilation that stopped it.
+        culprit: u32,
+        /// The compiler's message about it.
+        message: String,
+    },
 }
 
 impl HostError {
@@ -77,8 +101,30 @@ impl HostError {
             Self::Exited { .. } | Self::Io { .. } => HostErrorKind::Io,
             Self::Protocol { .. } | Self::IncompatibleVersion { .. } => HostErrorKind::Protocol,
             Self::Closed => HostErrorKind::Closed,
+            Self::CompilerFailed { .. } => HostErrorKind::Compile,
+            Self::StoppedByOther { .. } => HostErrorKind::Io,
         }
     }
+
+    /// Whether the compilation that got this error may simply run again on
+    /// another compiler: it was not the cause.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::StoppedByOther { .. })
+    }
+
+    /// For [`HostError::CompilerFailed`], the compiler's own words (its
+    /// message and stack trace): kept for debugging, not the message.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Self::CompilerFailed { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a compiler's error message is a Dart stack overflow.
+fn is_stack_overflow(message: &str) -> bool {
+    message.to_ascii_lowercase().contains("stack overflow")
 }
 
 /// Appends the compiler's stderr tail, indented, if there is one.
@@ -139,6 +185,25 @@ impl fmt::Display for HostError {
                 )
             }
             Self::Closed => f.write_str("closed compiler"),
+            Self::CompilerFailed { message, kind, .. } if is_stack_overflow(message) => write!(
+                f,
+                "Stack overflow: the stylesheet recursed or nested too deeply for the Sass \
+                 compiler (a @mixin or @function that calls itself without end, or thousands \
+                 of nested blocks or parentheses); the compiler stopped ({kind} error)"
+            ),
+            Self::CompilerFailed { message, kind, .. } => write!(
+                f,
+                "the Sass compiler could not compile this stylesheet and stopped ({kind} error): \
+                 {}",
+                message.lines().next().unwrap_or_default()
+            ),
+            Self::StoppedByOther {
+                command, culprit, ..
+            } => write!(
+                f,
+                "the Sass compiler `{command}` stopped because of another compilation \
+                 (compilation {culprit}) before this one finished"
+            ),
         }
     }
 }

@@ -137,6 +137,32 @@ pub fn encode_packet<M: prost::Message>(compilation_id: u32, message: &M) -> Vec
     buf
 }
 
+/// Encodes a packet whose message is already encoded (`body`).
+pub fn frame(compilation_id: u32, body: &[u8]) -> Vec<u8> {
+    let length = varint_len(u64::from(compilation_id)) + body.len();
+    let mut buf = Vec::with_capacity(varint_len(length as u64) + length);
+    encode_varint(length as u64, &mut buf);
+    encode_varint(u64::from(compilation_id), &mut buf);
+    buf.extend_from_slice(body);
+    buf
+}
+
+/// The encoded message of a whole packet (what follows its length and
+/// compilation id), or `None` if `packet` is not one.
+pub fn packet_body(packet: &[u8]) -> Option<&[u8]> {
+    let Varint::Complete(length, length_len) = read_varint(packet, MAX_VARINT_LEN_64) else {
+        return None;
+    };
+    let rest = &packet[length_len..];
+    if rest.len() as u64 != length {
+        return None;
+    }
+    let Varint::Complete(_, id_len) = read_varint(rest, MAX_VARINT_LEN_32) else {
+        return None;
+    };
+    Some(&rest[id_len..])
+}
+
 /// Where the decoder is within the current packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DecodeState {
@@ -264,6 +290,24 @@ mod tests {
         }
         decoder.finish(&buf)?;
         Ok(packets)
+    }
+
+    #[test]
+    fn a_framed_body_is_read_back_and_reframed() {
+        let message = crate::protocol::InboundMessage {
+            message: Some(crate::protocol::inbound_message::Message::VersionRequest(
+                crate::protocol::inbound_message::VersionRequest { id: 9 },
+            )),
+        };
+        let packet = encode_packet(300, &message);
+        let body = packet_body(&packet).expect("a whole packet");
+        assert_eq!(body, prost::Message::encode_to_vec(&message).as_slice());
+        let again = frame(7, body);
+        assert_eq!(again, encode_packet(7, &message));
+        assert_eq!(packet_body(&again), Some(body));
+        // Not a whole packet.
+        assert_eq!(packet_body(&packet[..packet.len() - 1]), None);
+        assert_eq!(packet_body(&[]), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! The host: what a `Sass::Compiler` holds. It owns a tokio runtime and a pool
-//! of compiler processes (connections): it starts one on first use, starts
-//! more when every running compilation slot is taken, lets extra ones stop
-//! when idle, replaces crashed ones, and closes them all on request.
+//! The host: what a `Sass::Compiler` holds. It owns an executor (for the
+//! background work, see [`crate::executor`]) and a pool of compiler
+//! processes (connections): it starts one on first use, starts more when
+//! every running compilation slot is taken, lets extra ones stop when idle,
+//! replaces crashed ones, and closes them all on request.
 //!
 //! A Dart Sass compiler runs at most [`SLOTS_PER_COMPILER`] compilations at a
 //! time and queues the rest; a compilation suspended in a host callback keeps
@@ -11,25 +12,26 @@
 //! any depth deadlock-free. Top-level compiles beyond the limit queue in the
 //! least loaded compiler, where nothing they wait for can be waiting for them.
 //!
-//! Each host has its own runtime so that a forked child never touches its
+//! Each host has its own executor so that a forked child never touches its
 //! parent's threads: after `fork` the child's copy of a host is leaked, not
-//! dropped (dropping would join threads that do not exist in the child), and
-//! the Ruby layer gives the child a new host.
+//! dropped, and the Ruby layer gives the child a new host. Every live host of
+//! the process can be closed at once ([`Host::close_all`]), which the Ruby
+//! layer does at exit.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
-
-use tokio::runtime::Runtime;
 
 use crate::compilation::{Compilation, VersionQuery};
 use crate::connection::{Connection, Timeouts};
 use crate::dispatch::DispatchMode;
 use crate::dispatcher::{RegisterError, Registration};
 use crate::error::HostError;
+use crate::executor::{Executor, ExecutorKind};
 use crate::process::CompilerCommand;
 use crate::protocol::inbound_message::CompileRequest;
 
-/// How long [`Host::close`] waits for each compiler to exit before killing it.
+/// How long [`Host::close`] lets an idle compiler exit on its own before
+/// killing it.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// How many compilations a Dart Sass compiler runs at once (its isolate pool:
@@ -61,8 +63,10 @@ pub struct HostConfig {
     pub max_processes: usize,
     /// How long a starting compiler has to answer the version handshake.
     pub startup_timeout: Duration,
-    /// How packets travel between callers and compilers.
+    /// How compilations share a compiler.
     pub dispatch: DispatchMode,
+    /// Where the background work runs.
+    pub executor: ExecutorKind,
 }
 
 impl HostConfig {
@@ -74,6 +78,7 @@ impl HostConfig {
             max_processes: default_max_processes(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             dispatch: DispatchMode::Multiplexed,
+            executor: ExecutorKind::default(),
         }
     }
 }
@@ -93,55 +98,22 @@ struct State {
     closed: bool,
 }
 
-/// A pool of compilers: lazily started, grown on demand, restarted after
-/// failures.
+/// The pool of compilers, shared by the host and its compilations (which
+/// may need a compiler again, see [`Compilation`]).
 #[derive(Debug)]
-pub struct Host {
+pub struct Pool {
     config: HostConfig,
-    /// Always `Some` until the host is dropped.
-    runtime: Option<Runtime>,
+    executor: Arc<dyn Executor>,
     state: Mutex<State>,
     pid: u32,
 }
 
-impl Host {
-    /// A host with its own runtime; no compiler is started yet.
-    pub fn new(config: HostConfig) -> std::io::Result<Self> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .max_blocking_threads(1)
-            // Deeply nested values decode recursively.
-            .thread_stack_size(8 << 20)
-            .thread_name("sass-embedded-io")
-            .enable_io()
-            .enable_time()
-            .build()?;
-        Ok(Self {
-            config,
-            runtime: Some(runtime),
-            state: Mutex::new(State::default()),
-            pid: std::process::id(),
-        })
-    }
+/// Every pool of this process, for [`Host::close_all`].
+static LIVE: Mutex<Vec<Weak<Pool>>> = Mutex::new(Vec::new());
 
-    /// The configuration this host was made with.
-    pub fn config(&self) -> &HostConfig {
-        &self.config
-    }
-
-    fn runtime(&self) -> &Runtime {
-        self.runtime
-            .as_ref()
-            .expect("the runtime lives as long as the host")
-    }
-
+impl Pool {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether this process is the one that made the host (not a forked child).
-    pub fn is_owned_by_this_process(&self) -> bool {
-        self.pid == std::process::id()
     }
 
     /// Starts a compiler and adds it to the pool.
@@ -161,7 +133,7 @@ impl Host {
         };
         let connection = Connection::start(
             &self.config.command,
-            self.runtime().handle(),
+            &self.executor,
             self.config.dispatch,
             timeouts,
         )?;
@@ -234,6 +206,109 @@ impl Host {
         Ok(Some((connection, registration)))
     }
 
+    /// A compiler and a registration on it for a compilation, starting a
+    /// compiler if need be (blocking meanwhile).
+    pub(crate) fn register(
+        &self,
+        nested: bool,
+    ) -> Result<(Arc<Connection>, Registration), HostError> {
+        Ok(self
+            .register_compilation(nested, true)?
+            .expect("a compiler is started when none fits"))
+    }
+
+    /// Starts a compilation on a compiler `register` picked. A compiler that
+    /// died between compiles refuses the request (its input is closed), and
+    /// the compilation goes to another one.
+    fn compile(
+        self: &Arc<Self>,
+        request: &CompileRequest,
+        nested: bool,
+        may_start: bool,
+    ) -> Result<Option<Compilation>, HostError> {
+        let wait_for = self.config.dispatch == DispatchMode::WaitFor && !nested;
+        let mut may_refuse = true;
+        loop {
+            let Some((connection, registration)) = self.register_compilation(nested, may_start)?
+            else {
+                return Ok(None);
+            };
+            match Compilation::start(
+                self.clone(),
+                connection,
+                registration,
+                request,
+                nested,
+                wait_for,
+                may_refuse,
+            ) {
+                Ok(compilation) => return Ok(Some(compilation)),
+                // Once: a second compiler that refuses is reported as it ends.
+                Err(_) => may_refuse = false,
+            }
+        }
+    }
+
+    fn close(&self) {
+        let connections = {
+            let mut state = self.lock();
+            state.closed = true;
+            std::mem::take(&mut state.connections)
+        };
+        for connection in &connections {
+            connection.fail_and_close(HostError::Closed);
+        }
+        for connection in connections {
+            connection.close(HostError::Closed, CLOSE_GRACE);
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Dropped only in the process that made it (see `Host`'s drop).
+        let state = std::mem::take(self.state.get_mut().unwrap_or_else(PoisonError::into_inner));
+        for connection in state.connections {
+            connection.close_detached();
+        }
+        // Tasks are dropped at their next await; nothing blocks on them.
+        self.executor.shutdown();
+    }
+}
+
+/// A pool of compilers: lazily started, grown on demand, restarted after
+/// failures.
+#[derive(Debug)]
+pub struct Host {
+    pool: Arc<Pool>,
+}
+
+impl Host {
+    /// A host with its own executor; no compiler is started yet.
+    pub fn new(config: HostConfig) -> std::io::Result<Self> {
+        let executor = config.executor.start()?;
+        let pool = Arc::new(Pool {
+            config,
+            executor,
+            state: Mutex::new(State::default()),
+            pid: std::process::id(),
+        });
+        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|pool| pool.strong_count() > 0);
+        live.push(Arc::downgrade(&pool));
+        Ok(Self { pool })
+    }
+
+    /// The configuration this host was made with.
+    pub fn config(&self) -> &HostConfig {
+        &self.pool.config
+    }
+
+    /// Whether this process is the one that made the host (not a forked child).
+    pub fn is_owned_by_this_process(&self) -> bool {
+        self.pool.pid == std::process::id()
+    }
+
     /// Starts a compilation and sends its request. `nested` says the caller
     /// is inside a callback of another compilation, which holds a compiler
     /// slot until this one finishes.
@@ -242,10 +317,10 @@ impl Host {
         request: &CompileRequest,
         nested: bool,
     ) -> Result<Compilation, HostError> {
-        let (connection, registration) = self
-            .register_compilation(nested, true)?
-            .expect("a compiler is started when none fits");
-        Compilation::start(connection, registration, request)
+        Ok(self
+            .pool
+            .compile(request, nested, true)?
+            .expect("a compiler is started when none fits"))
     }
 
     /// Like [`compile`](Self::compile), but only on a running compiler and
@@ -260,19 +335,13 @@ impl Host {
         request: &CompileRequest,
         nested: bool,
     ) -> Option<Result<Compilation, HostError>> {
-        match self.register_compilation(nested, false) {
-            Ok(Some((connection, registration))) => {
-                Some(Compilation::start(connection, registration, request))
-            }
-            Ok(None) => None,
-            Err(error) => Some(Err(error)),
-        }
+        self.pool.compile(request, nested, false).transpose()
     }
 
     /// Sends a `VersionRequest` to a running compiler (starting one if none).
     pub fn version(&self) -> Result<VersionQuery, HostError> {
         let (connection, registration) = {
-            let mut state = self.lock();
+            let mut state = self.pool.lock();
             if state.closed {
                 return Err(HostError::Closed);
             }
@@ -284,7 +353,7 @@ impl Host {
             match existing {
                 Some(pair) => pair,
                 None => {
-                    let connection = self.start_connection(&mut state)?;
+                    let connection = self.pool.start_connection(&mut state)?;
                     let registration = connection.register_version().map_err(registration_error)?;
                     (connection, registration)
                 }
@@ -295,12 +364,25 @@ impl Host {
 
     /// The process ids of the running compilers, first started first.
     pub fn compiler_pids(&self) -> Vec<u32> {
-        self.lock()
+        self.pool
+            .lock()
             .connections
             .iter()
             .filter(|c| c.is_open())
             .map(|c| c.pid())
             .collect()
+    }
+
+    /// How many compilations the running compilers hold, detached ones
+    /// included.
+    pub fn compilations_in_flight(&self) -> usize {
+        self.pool
+            .lock()
+            .connections
+            .iter()
+            .filter(|c| c.is_open())
+            .map(|c| c.load())
+            .sum()
     }
 
     /// The process id of the first running compiler, if any.
@@ -309,24 +391,31 @@ impl Host {
     }
 
     /// Closes every compiler (failing what is in flight with "closed
-    /// compiler") and refuses further work. Blocks until they have exited.
+    /// compiler") and refuses further work. Blocks until they have exited: a
+    /// busy compiler is killed at once, an idle one gets a moment to exit.
     pub fn close(&self) {
-        let connections = {
-            let mut state = self.lock();
-            state.closed = true;
-            std::mem::take(&mut state.connections)
-        };
-        for connection in &connections {
-            connection.fail_and_close(HostError::Closed);
-        }
-        for connection in connections {
-            connection.close(HostError::Closed, CLOSE_GRACE);
-        }
+        self.pool.close();
     }
 
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        self.pool.lock().closed
+    }
+
+    /// Closes every live host of this process (made in this process, not
+    /// inherited through fork), as [`close`](Self::close) does: for the
+    /// end of the process.
+    pub fn close_all() {
+        let live: Vec<Arc<Pool>> = LIVE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|pool| pool.pid == std::process::id())
+            .collect();
+        for pool in live {
+            pool.close();
+        }
     }
 }
 
@@ -340,21 +429,11 @@ fn registration_error(error: RegisterError) -> HostError {
 
 impl Drop for Host {
     fn drop(&mut self) {
-        let state = std::mem::take(self.state.get_mut().unwrap_or_else(PoisonError::into_inner));
         if !self.is_owned_by_this_process() {
-            // A forked child: the runtime's threads, its wakers and the
-            // compilers belong to the parent. Leak all of it rather than join,
-            // wake or signal anything of the parent's.
-            std::mem::forget(state);
-            std::mem::forget(self.runtime.take());
-            return;
-        }
-        for connection in state.connections {
-            connection.close_detached();
-        }
-        if let Some(runtime) = self.runtime.take() {
-            // Tasks are cancelled at their next await; nothing blocks on them.
-            runtime.shutdown_background();
+            // A forked child: the executor's thread, its wakers and the
+            // compilers belong to the parent. Leak all of it rather than
+            // stop, wake or signal anything of the parent's.
+            std::mem::forget(self.pool.clone());
         }
     }
 }

@@ -5,25 +5,41 @@
 //! - [`protocol`]: the protobuf messages, generated from the vendored schema;
 //! - [`framing`]: varint packet framing over the compiler's pipes;
 //! - [`process`]: starting the compiler and describing how it ended;
-//! - [`connection`]: one running compiler and its reader and writer tasks;
-//! - [`dispatcher`]: the routing table from compilation id to waiting caller;
+//! - [`outbox`]: writing to the compiler, from any caller, never blocking;
+//! - [`connection`]: one running compiler, read by the callers that wait on it;
+//! - [`dispatcher`]: the routing table from compilation id to waiting caller,
+//!   and who waits where;
+//! - [`bell`]: the descriptors waiting callers sleep on;
 //! - [`compilation`]: the caller's handle on one compilation;
+//! - [`dispatch`]: the multiplexed and wait_for modes;
+//! - [`executor`]: where background work runs (tokio, or a built-in thread);
 //! - [`host`]: lazily started, restarted and closed connections;
-//! - [`error`]: what can go wrong, in words a user can act on.
+//! - [`error`]: what can go wrong, in words a user can act on;
+//! - `sys`: the few system calls the standard library lacks (the crate's
+//!   only `unsafe` code).
 //!
 //! Nothing here knows about Ruby; the extension crate adds a thin magnus layer.
 
+#![deny(unsafe_code)]
+
+pub mod bell;
 pub mod compilation;
 pub mod connection;
 pub mod dispatch;
 pub mod dispatcher;
 pub mod error;
+pub mod executor;
 pub mod framing;
 pub mod host;
+mod outbox;
 pub mod process;
 pub mod protocol;
+#[allow(unsafe_code)]
+mod sys;
 
-pub use compilation::{Compilation, Received, VersionQuery};
+pub use compilation::{Compilation, Received, Step, VersionQuery};
+pub use connection::WaitFd;
 pub use error::{HostError, HostErrorKind};
+pub use executor::ExecutorKind;
 pub use host::{Host, HostConfig};
 pub use process::CompilerCommand;

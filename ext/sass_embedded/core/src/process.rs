@@ -6,20 +6,26 @@
 //! (so Ctrl-C in a terminal interrupts the Ruby program, which then decides,
 //! instead of killing the compiler under compilations that are still
 //! running), with all three standard streams piped. Its stdin and stdout carry
-//! the protocol; its stderr is kept as a bounded tail for error messages.
+//! the protocol; its stderr is kept as a bounded tail for error messages. On
+//! Linux the kernel kills it when the host's process ends, however that ends
+//! (see [`crate::sys::die_with_parent`]); the host must start it from a
+//! thread that lives as long as the host.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
+use std::os::fd::AsFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::HostError;
+use crate::executor::{Executor, Interest};
 
 /// The command that starts a compiler: the program and the arguments before
 /// `--embedded`.
@@ -76,24 +82,37 @@ pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
     } else {
         command.program.clone()
     };
-    let mut child = Command::new(program)
+    let mut builder = Command::new(program);
+    builder
         .args(&command.args)
         .arg("--embedded")
         .current_dir("/")
         .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| HostError::Spawn {
-            command: command.to_string(),
-            errno: error.raw_os_error(),
-            message: error.to_string(),
-        })?;
-    // The three pipes were requested above, so they are present.
-    let stdin = child.stdin.take().expect("stdin is piped").into();
-    let stdout = child.stdout.take().expect("stdout is piped").into();
-    let stderr = child.stderr.take().expect("stderr is piped").into();
+        .stderr(Stdio::piped());
+    crate::sys::die_with_parent(&mut builder);
+    let mut child = builder.spawn().map_err(|error| HostError::Spawn {
+        command: command.to_string(),
+        errno: error.raw_os_error(),
+        message: error.to_string(),
+    })?;
+    // The three pipes were requested above, so they are present. The host's
+    // ends never block a caller.
+    let stdin: OwnedFd = child.stdin.take().expect("stdin is piped").into();
+    let stdout: OwnedFd = child.stdout.take().expect("stdout is piped").into();
+    let stderr: OwnedFd = child.stderr.take().expect("stderr is piped").into();
+    for fd in [&stdin, &stdout, &stderr] {
+        if let Err(error) = crate::sys::set_nonblocking(std::os::fd::AsFd::as_fd(fd)) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(HostError::Spawn {
+                command: command.to_string(),
+                errno: error.raw_os_error(),
+                message: error.to_string(),
+            });
+        }
+    }
     Ok(SpawnedCompiler {
         child,
         stdin,
@@ -202,49 +221,58 @@ impl StderrTail {
     }
 }
 
-/// Reads `stderr` until it closes, keeping its tail in `tail`.
-pub async fn capture_stderr(stderr: OwnedFd, tail: Arc<Mutex<StderrTail>>) -> io::Result<()> {
-    use tokio::io::AsyncReadExt;
+/// Reads `stderr` (non-blocking) until it closes, keeping its tail in
+/// `tail`.
+pub async fn capture_stderr(
+    executor: &dyn Executor,
+    stderr: OwnedFd,
+    tail: &Mutex<StderrTail>,
+) -> io::Result<()> {
+    use std::io::Read;
 
-    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr)?;
+    let mut pipe = std::fs::File::from(stderr);
+    let watch = executor.watch(pipe.as_fd(), Interest::Read)?;
     let mut buf = vec![0u8; 8192];
     loop {
-        let n = pipe.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(());
+        match pipe.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => lock(tail).push(&buf[..n]),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                crate::executor::ready(&*watch).await?;
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
         }
-        lock(&tail).push(&buf[..n]);
     }
 }
 
 /// A running compiler: the child, its command line and the tail of its
-/// stderr. Knows how to wait for its end, asynchronously (on the runtime) or
-/// blocking (on a caller's thread), and how to describe it.
+/// stderr. Knows how to wait for its end, asynchronously (on the executor)
+/// or blocking (on a caller's thread), and how to describe it.
 #[derive(Debug)]
 pub struct CompilerProcess {
     child: Mutex<Child>,
     pid: u32,
     stderr: Arc<Mutex<StderrTail>>,
-    stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Set once all of stderr was read.
+    stderr_done: AtomicBool,
     command: String,
 }
 
 /// How a compiler ended: the description, and whether a signal ended it.
 pub type Ending = (String, bool);
 
+/// How often an exit is checked for while waiting for one.
+const EXIT_POLL: Duration = Duration::from_millis(5);
+
 impl CompilerProcess {
-    /// Wraps a started child; `stderr_task` reads its stderr into `stderr`.
-    pub fn new(
-        child: Child,
-        command: String,
-        stderr: Arc<Mutex<StderrTail>>,
-        stderr_task: tokio::task::JoinHandle<()>,
-    ) -> Self {
+    /// Wraps a started child whose stderr is read into `stderr`.
+    pub fn new(child: Child, command: String, stderr: Arc<Mutex<StderrTail>>) -> Self {
         Self {
             pid: child.id(),
             child: Mutex::new(child),
             stderr,
-            stderr_task: Mutex::new(Some(stderr_task)),
+            stderr_done: AtomicBool::new(false),
             command,
         }
     }
@@ -262,6 +290,11 @@ impl CompilerProcess {
     /// The last lines the compiler wrote to stderr.
     pub fn stderr_tail(&self) -> String {
         lock(&self.stderr).snapshot()
+    }
+
+    /// Records that stderr was read to its end.
+    pub fn mark_stderr_done(&self) {
+        self.stderr_done.store(true, Ordering::Release);
     }
 
     /// How the compiler ended, if it has.
@@ -299,15 +332,15 @@ impl CompilerProcess {
             .or_else(|| (Instant::now() >= deadline).then(|| self.kill_and_reap()))
     }
 
-    /// Waits on the runtime for the compiler to exit, killing it after
+    /// Waits on the executor for the compiler to exit, killing it after
     /// `grace`.
-    pub async fn ending(&self, grace: Duration) -> Ending {
+    pub async fn ending(&self, executor: &dyn Executor, grace: Duration) -> Ending {
         let deadline = Instant::now() + grace;
         loop {
             if let Some(ending) = self.ending_by(deadline) {
                 return ending;
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            executor.sleep(EXIT_POLL).await;
         }
     }
 
@@ -319,28 +352,15 @@ impl CompilerProcess {
             if let Some(ending) = self.ending_by(deadline) {
                 return ending;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(EXIT_POLL);
         }
     }
 
-    /// Waits on the runtime, at most `grace`, until all of stderr was read.
-    pub async fn stderr_settled(&self, grace: Duration) {
-        let task = lock(&self.stderr_task).take();
-        if let Some(task) = task {
-            let _ = tokio::time::timeout(grace, task).await;
-        }
-    }
-
-    /// Waits on this thread, at most `grace`, until all of stderr was read.
-    pub fn stderr_settled_blocking(&self, grace: Duration) {
+    /// Waits on the executor, at most `grace`, until all of stderr was read.
+    pub async fn stderr_settled(&self, executor: &dyn Executor, grace: Duration) {
         let deadline = Instant::now() + grace;
-        let finished = || {
-            lock(&self.stderr_task)
-                .as_ref()
-                .map_or(true, tokio::task::JoinHandle::is_finished)
-        };
-        while !finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
+        while !self.stderr_done.load(Ordering::Acquire) && Instant::now() < deadline {
+            executor.sleep(EXIT_POLL).await;
         }
     }
 }

@@ -12,7 +12,7 @@ use sass_embedded_core::protocol::{
     outbound_message::{compile_response, CompileResponse, Message},
     value, Value,
 };
-use sass_embedded_core::{CompilerCommand, Host, HostConfig, HostError, Received};
+use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig, HostError, Received};
 
 /// The compiler: `SASS_EMBEDDED_COMPILER`, or the one `rake compiler` installs.
 fn compiler() -> CompilerCommand {
@@ -31,31 +31,47 @@ fn compiler() -> CompilerCommand {
 }
 
 fn host() -> Host {
-    host_in(DispatchMode::Multiplexed)
+    host_in(Setup::default())
 }
 
-fn host_in(mode: DispatchMode) -> Host {
+/// How a test's host is made: dispatch mode and executor.
+#[derive(Clone, Copy, Debug, Default)]
+struct Setup {
+    mode: DispatchMode,
+    executor: ExecutorKind,
+}
+
+fn host_in(setup: Setup) -> Host {
+    Host::new(config_in(setup)).expect("an executor")
+}
+
+fn config_in(setup: Setup) -> HostConfig {
     let mut config = HostConfig::new(compiler());
-    config.dispatch = mode;
-    Host::new(config).expect("a runtime")
+    config.dispatch = setup.mode;
+    config.executor = setup.executor;
+    config
 }
 
-/// Runs a test body once per dispatch mode.
-macro_rules! in_both_modes {
-    ($($name:ident($mode:ident) $body:block)*) => {$(
+/// Runs a test body once per dispatch mode, and (in the multiplexed mode)
+/// once per executor this build offers.
+macro_rules! in_every_setup {
+    ($($name:ident($setup:ident) $body:block)*) => {$(
         mod $name {
             use super::*;
 
-            fn run($mode: DispatchMode) $body
+            fn run($setup: Setup) $body
 
             #[test]
             fn multiplexed() {
-                run(DispatchMode::Multiplexed);
+                for (name, executor) in ExecutorKind::ALL {
+                    eprintln!("executor {name}");
+                    run(Setup { mode: DispatchMode::Multiplexed, executor: *executor });
+                }
             }
 
             #[test]
             fn wait_for() {
-                run(DispatchMode::WaitFor);
+                run(Setup { mode: DispatchMode::WaitFor, ..Setup::default() });
             }
         }
     )*};
@@ -96,7 +112,7 @@ fn finish(compilation: &mut sass_embedded_core::Compilation) -> CompileResponse 
     loop {
         match next(compilation) {
             Received::Message(Message::CompileResponse(response)) => return response,
-            Received::Message(Message::LogEvent(_)) | Received::Woken => continue,
+            Received::Message(Message::LogEvent(_)) => continue,
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -111,9 +127,9 @@ fn unquoted(text: &str) -> Value {
     }
 }
 
-in_both_modes! {
-    compiles_a_string(mode) {
-        let host = host_in(mode);
+in_every_setup! {
+    compiles_a_string(setup) {
+        let host = host_in(setup);
         let mut compilation = host
             .compile(&request("a { b: 1px + 2px }", &[]), false)
             .unwrap();
@@ -122,9 +138,9 @@ in_both_modes! {
     }
 }
 
-in_both_modes! {
-    answers_version_requests(mode) {
-        let host = host_in(mode);
+in_every_setup! {
+    answers_version_requests(setup) {
+        let host = host_in(setup);
         let mut query = host.version().unwrap();
         match query.recv() {
             Received::Message(Message::VersionResponse(response)) => {
@@ -137,9 +153,9 @@ in_both_modes! {
     }
 }
 
-in_both_modes! {
-    function_calls_reach_the_caller_and_answers_reach_the_compiler(mode) {
-        let host = host_in(mode);
+in_every_setup! {
+    function_calls_reach_the_caller_and_answers_reach_the_compiler(setup) {
+        let host = host_in(setup);
         let mut compilation = host
             .compile(&request("a { b: foo(1) }", &["foo($x)"]), false)
             .unwrap();
@@ -154,16 +170,15 @@ in_both_modes! {
                     result: Some(function_call_response::Result::Success(unquoted("bar"))),
                     accessed_argument_lists: vec![],
                 },
-            ))
-            .unwrap();
+            ));
         assert_eq!(css(finish(&mut compilation)), "a {\n  b: bar;\n}");
         host.close();
     }
 }
 
-in_both_modes! {
-    concurrent_compilations_each_get_their_own_result(mode) {
-        let host = host_in(mode);
+in_every_setup! {
+    concurrent_compilations_each_get_their_own_result(setup) {
+        let host = host_in(setup);
         std::thread::scope(|scope| {
             for thread in 0..16 {
                 let host = &host;
@@ -183,9 +198,9 @@ in_both_modes! {
     }
 }
 
-in_both_modes! {
-    an_abandoned_compilation_is_finished_by_the_host(mode) {
-        let host = host_in(mode);
+in_every_setup! {
+    an_abandoned_compilation_is_finished_by_the_host(setup) {
+        let host = host_in(setup);
         let mut abandoned = host
             .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
             .unwrap();
@@ -208,9 +223,9 @@ in_both_modes! {
     }
 }
 
-in_both_modes! {
-    a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh(mode) {
-        let host = host_in(mode);
+in_every_setup! {
+    a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh(setup) {
+        let host = host_in(setup);
         let mut waiting = host
             .compile(&request("a { b: foo() }", &["foo()"]), false)
             .unwrap();
@@ -325,7 +340,10 @@ fn compiles_fill_free_slots_before_starting_compilers() {
 
 #[test]
 fn wait_for_runs_one_compilation_at_a_time_on_one_compiler() {
-    let host = host_in(DispatchMode::WaitFor);
+    let host = host_in(Setup {
+        mode: DispatchMode::WaitFor,
+        ..Setup::default()
+    });
     std::thread::scope(|scope| {
         for thread in 0..24 {
             let host = &host;
@@ -343,9 +361,9 @@ fn wait_for_runs_one_compilation_at_a_time_on_one_compiler() {
     host.close();
 }
 
-#[test]
-fn wait_for_replaces_a_compiler_that_died_while_idle() {
-    let host = host_in(DispatchMode::WaitFor);
+in_every_setup! {
+    a_compiler_that_died_while_idle_is_replaced(setup) {
+    let host = host_in(setup);
     let mut first = host.compile(&request("a { b: c }", &[]), false).unwrap();
     assert_eq!(css(finish(&mut first)), "a {\n  b: c;\n}");
     drop(first);
@@ -354,8 +372,8 @@ fn wait_for_replaces_a_compiler_that_died_while_idle() {
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
-    // Nobody reads a wait_for compiler between compiles: the host notices
-    // the death when it next looks for a compiler.
+    // Nobody reads a compiler between compiles: the end of its stderr tells
+    // the host it died.
     let deadline = Instant::now() + PATIENCE;
     while host.compiler_pid() == Some(pid) {
         assert!(
@@ -368,6 +386,7 @@ fn wait_for_replaces_a_compiler_that_died_while_idle() {
     assert_eq!(css(finish(&mut second)), "d {\n  e: f;\n}");
     assert_ne!(host.compiler_pid(), Some(pid));
     host.close();
+    }
 }
 
 #[test]
@@ -377,12 +396,135 @@ fn a_relative_compiler_path_is_resolved_against_the_working_directory() {
         "tests/fixtures/exit-3",
     )))
     .unwrap();
-    let mut compilation = host.compile(&request("a {}", &[]), false).unwrap();
-    match next(&mut compilation) {
-        Received::Failed(HostError::Exited { status, stderr, .. }) => {
+    // Whether the compiler's end is known before the compilation registers
+    // or after, the compile fails with how the compiler ended.
+    let error = match host.compile(&request("a {}", &[]), false) {
+        Err(error) => error,
+        Ok(mut compilation) => match next(&mut compilation) {
+            Received::Failed(error) => error,
+            other => panic!("unexpected {other:?}"),
+        },
+    };
+    match error {
+        HostError::Exited { status, stderr, .. } => {
             assert_eq!(status, "exited with status 3");
             assert_eq!(stderr, "relative path works\n");
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+/// A stylesheet that overflows the compiler's stack.
+const ENDLESS_RECURSION: &str = "@mixin a { @include a; } x { @include a; }";
+
+in_every_setup! {
+    a_stack_overflow_fails_its_compilation_and_bystanders_run_again(setup) {
+        let mut config = config_in(setup);
+        config.max_processes = 1;
+        let host = Host::new(config).unwrap();
+        // Bystanders on the same compiler, each stopped in a function call so
+        // that they are in flight when the culprit kills the compiler.
+        let mut bystanders: Vec<_> = (0..3)
+            .map(|index| {
+                let mut compilation = host
+                    .compile(&request(&format!("b{index} {{ c: hold() }}"), &["hold()"]), false)
+                    .unwrap();
+                let Received::Message(Message::FunctionCallRequest(_)) = next(&mut compilation)
+                else {
+                    panic!("expected a function call");
+                };
+                compilation
+            })
+            .collect();
+        if setup.mode == DispatchMode::WaitFor {
+            // One at a time: the bystanders cannot be in flight with it.
+            bystanders.clear();
+        }
+        let first_pid = host.compiler_pid().unwrap();
+
+        let mut culprit = host.compile(&request(ENDLESS_RECURSION, &[]), false).unwrap();
+        match next(&mut culprit) {
+            Received::Failed(error @ HostError::CompilerFailed { .. }) => {
+                assert!(error.to_string().starts_with("Stack overflow:"), "{error}");
+                assert!(
+                    error.detail().unwrap().to_ascii_lowercase().contains("stack overflow"),
+                    "{error:?}"
+                );
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+
+        // Each bystander runs again on a fresh compiler: it is asked for its
+        // function again, and finishes.
+        for (index, mut compilation) in bystanders.into_iter().enumerate() {
+            let Received::Message(Message::FunctionCallRequest(call)) = next(&mut compilation) else {
+                panic!("expected the function call of the second run");
+            };
+            compilation.respond(inbound_message::Message::FunctionCallResponse(
+                FunctionCallResponse {
+                    id: call.id,
+                    result: Some(function_call_response::Result::Success(unquoted("d"))),
+                    accessed_argument_lists: vec![],
+                },
+            ));
+            assert_eq!(css(finish(&mut compilation)), format!("b{index} {{\n  c: d;\n}}"));
+        }
+        assert_ne!(host.compiler_pid(), Some(first_pid));
+        let mut after = host.compile(&request("e { f: g }", &[]), false).unwrap();
+        assert_eq!(css(finish(&mut after)), "e {\n  f: g;\n}");
+        host.close();
+    }
+}
+
+in_every_setup! {
+    abandoned_compilations_are_finished_with_nobody_waiting(setup) {
+        let host = host_in(setup);
+        let mut abandoned = host
+            .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
+            .unwrap();
+        let Received::Message(Message::FunctionCallRequest(_)) = next(&mut abandoned) else {
+            panic!("expected a function call");
+        };
+        assert_eq!(host.compilations_in_flight(), 1);
+        drop(abandoned);
+        // No caller reads any more: the host's background reader answers the
+        // compiler's next calls until it gives the compilation up.
+        let deadline = Instant::now() + PATIENCE;
+        while host.compilations_in_flight() > 0 {
+            assert!(Instant::now() < deadline, "the abandoned compilation never finished");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        host.close();
+    }
+}
+
+#[test]
+fn a_stopped_compiler_does_not_block_writers() {
+    // A compiler that reads nothing: the host queues what the pipe cannot
+    // take instead of blocking the caller.
+    let host = host();
+    let mut warm = host.compile(&request("a { b: c }", &[]), false).unwrap();
+    finish(&mut warm);
+    let pid = host.compiler_pid().unwrap();
+    std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .unwrap();
+    let big = format!("a {{ b: '{}' }}", "x".repeat(4 << 20));
+    let started = Instant::now();
+    let mut compilation = host.compile(&request(&big, &[]), false).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the write blocked"
+    );
+    assert!(compilation
+        .recv_timeout(Duration::from_millis(200))
+        .is_none());
+    std::process::Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let response = finish(&mut compilation);
+    assert!(css(response).len() > 4 << 20);
+    host.close();
 }

@@ -28,6 +28,7 @@ use sass_embedded_core::protocol::{
 };
 
 use crate::errors::argument_error;
+use sass_embedded_core::HostError;
 
 /// Looks up `Sass::<path>` (for example `"Logger::SourceSpan"`).
 pub(crate) fn sass_class(ruby: &Ruby, path: &str) -> RClass {
@@ -228,6 +229,39 @@ pub fn compile_response(ruby: &Ruby, response: CompileResponse) -> Result<Value,
         // The dispatcher refuses responses without a result.
         None => unreachable!("CompileResponse without a result reached Ruby"),
     }
+}
+
+/// How many lines of the compiler's own words a [`compiler_failure`] keeps.
+const DETAIL_LINES: usize = 30;
+
+/// A `Sass::CompileError` for a compilation the compiler failed on and
+/// stopped (see [`HostError::CompilerFailed`]): the message says what
+/// happened in Sass terms; the compiler's own words (a Dart stack trace)
+/// follow in the formatted message, cut short, for debugging.
+pub fn compiler_failure(ruby: &Ruby, error: &HostError) -> Result<Value, Error> {
+    let message = error.to_string();
+    let mut formatted = format!("Error: {message}");
+    if let Some(detail) = error.detail() {
+        let lines: Vec<&str> = detail.lines().collect();
+        formatted.push_str("\n\nThe compiler reported:");
+        for line in lines.iter().take(DETAIL_LINES) {
+            formatted.push_str("\n  ");
+            formatted.push_str(line);
+        }
+        if lines.len() > DETAIL_LINES {
+            formatted.push_str(&format!(
+                "\n  ... ({} more lines)",
+                lines.len() - DETAIL_LINES
+            ));
+        }
+    }
+    ruby.get_inner(&COMPILE_ERROR).new_instance((
+        ruby.str_new(&message),
+        ruby.str_new(&formatted),
+        ruby.qnil(),
+        ruby.qnil(),
+        ruby.ary_new(),
+    ))
 }
 
 fn non_empty(ruby: &Ruby, text: &str) -> Value {

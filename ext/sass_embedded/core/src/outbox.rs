@@ -1,0 +1,183 @@
+//! Writing to the compiler: any caller writes its packet straight to the
+//! compiler's stdin, whole and in order, without ever blocking. What a full
+//! pipe does not take at once is queued, and a task on the executor writes
+//! the rest when the pipe drains; packets sent meanwhile queue behind it. A
+//! caller interrupted mid-write therefore never leaves half a packet, and a
+//! compiler that stops reading (stopped, wedged) blocks nobody.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, ErrorKind, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use bytes::Bytes;
+
+use crate::executor::{self, Executor, Interest};
+
+/// What the outbox reports when writing fails (the compiler closed its
+/// input: it exited or is exiting).
+pub(crate) type OnFailure = Box<dyn Fn(io::Error) + Send + Sync>;
+
+#[derive(Debug, Default)]
+struct State {
+    /// The compiler's stdin; `None` once closed.
+    stdin: Option<File>,
+    /// Packets (or what is left of the first one) waiting for room.
+    queue: VecDeque<Bytes>,
+    /// How much of the first queued packet is written.
+    written: usize,
+    /// A task is writing the queue.
+    flushing: bool,
+    /// Close stdin once the queue is written.
+    closing: bool,
+    /// Writing failed; nothing more is written.
+    failed: bool,
+}
+
+/// The writing side of one compiler.
+pub(crate) struct Outbox {
+    state: Mutex<State>,
+    executor: Arc<dyn Executor>,
+    on_failure: OnFailure,
+}
+
+impl std::fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbox").finish_non_exhaustive()
+    }
+}
+
+impl Outbox {
+    /// An outbox writing to `stdin`, which must be non-blocking.
+    pub(crate) fn new(stdin: OwnedFd, executor: Arc<dyn Executor>, on_failure: OnFailure) -> Self {
+        Self {
+            state: Mutex::new(State {
+                stdin: Some(File::from(stdin)),
+                ..State::default()
+            }),
+            executor,
+            on_failure,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes `packet` (or queues what does not fit). Fails if the
+    /// compiler's input is closed or writing failed.
+    pub(crate) fn send(self: &Arc<Self>, packet: Bytes) -> Result<(), ()> {
+        let mut state = self.lock();
+        if state.failed || state.closing || state.stdin.is_none() {
+            return Err(());
+        }
+        if !state.queue.is_empty() {
+            state.queue.push_back(packet);
+            return Ok(());
+        }
+        state.queue.push_back(packet);
+        match write_queue(&mut state) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.start_flushing(&mut state);
+                Ok(())
+            }
+            Err(error) => {
+                self.failed(&mut state, error);
+                Err(())
+            }
+        }
+    }
+
+    /// Closes the compiler's stdin once everything queued is written, which
+    /// asks the compiler to exit.
+    pub(crate) fn close_input(&self) {
+        let mut state = self.lock();
+        state.closing = true;
+        if !state.flushing {
+            state.queue.clear();
+            state.stdin = None;
+        }
+    }
+
+    fn failed(&self, state: &mut State, error: io::Error) {
+        state.failed = true;
+        state.queue.clear();
+        state.stdin = None;
+        (self.on_failure)(error);
+    }
+
+    fn start_flushing(self: &Arc<Self>, state: &mut State) {
+        if state.flushing {
+            return;
+        }
+        let Some(stdin) = state.stdin.as_ref() else {
+            return;
+        };
+        let watch = match self.executor.watch(stdin.as_fd(), Interest::Write) {
+            Ok(watch) => watch,
+            Err(error) => return self.failed(state, error),
+        };
+        state.flushing = true;
+        let outbox = self.clone();
+        self.executor.spawn(Box::pin(async move {
+            loop {
+                if executor::ready(&*watch).await.is_err() {
+                    // Writing will tell what is wrong.
+                }
+                let mut state = outbox.lock();
+                match write_queue(&mut state) {
+                    Ok(false) => continue,
+                    Ok(true) => {
+                        state.flushing = false;
+                        // The watch goes before the descriptor it watches.
+                        drop(watch);
+                        if state.closing {
+                            state.stdin = None;
+                        }
+                        return;
+                    }
+                    Err(error) => {
+                        state.flushing = false;
+                        drop(watch);
+                        return outbox.failed(&mut state, error);
+                    }
+                }
+            }
+        }));
+    }
+}
+
+/// Writes queued packets until the queue is empty (`true`) or the pipe is
+/// full (`false`).
+fn write_queue(state: &mut State) -> io::Result<bool> {
+    let State {
+        stdin,
+        queue,
+        written,
+        ..
+    } = state;
+    let Some(mut stdin) = stdin.as_ref() else {
+        return Err(io::Error::new(
+            ErrorKind::BrokenPipe,
+            "the compiler's input is closed",
+        ));
+    };
+    while let Some(packet) = queue.front() {
+        match stdin.write(&packet[*written..]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                *written += n;
+                if *written == packet.len() {
+                    queue.pop_front();
+                    *written = 0;
+                }
+            }
+            Err(error) if error.kind() == ErrorKind::WouldBlock => return Ok(false),
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,199 @@
+//! The core's only `unsafe` code: the few system calls the standard library
+//! does not wrap. Each is a thin, documented wrapper; everything built on
+//! them is safe Rust.
+//!
+//! - [`eventfd`] / [`pipe`]: the descriptors bells and the wait_for baton are
+//!   made of;
+//! - [`set_nonblocking`]: the host's ends of the compiler's pipes never block
+//!   a caller;
+//! - [`poll`]: how a thread without Ruby (the raw benchmark, the tests, the
+//!   built-in executor) waits for descriptors;
+//! - [`die_with_parent`]: on Linux, the compiler is killed by the kernel when
+//!   the host's process ends, however it ends;
+//! - `tokio_async_fd`: registering a descriptor with tokio's reactor (with
+//!   the `tokio` feature).
+
+use std::io;
+#[cfg(not(target_os = "linux"))]
+use std::os::fd::AsFd;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::process::Command;
+use std::time::Duration;
+
+/// Turns a `-1` return into the current `errno` as an error.
+fn check(result: libc::c_int) -> io::Result<libc::c_int> {
+    if result == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(result)
+    }
+}
+
+/// A new non-blocking, close-on-exec eventfd with a counter of 0.
+#[cfg(target_os = "linux")]
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: eventfd takes no pointers; on success it returns a new
+    // descriptor that nothing else owns, so `OwnedFd` may take it.
+    unsafe {
+        let fd = check(libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC))?;
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// A new pipe, both ends non-blocking and close-on-exec: (read end, write
+/// end).
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    #[cfg(target_os = "linux")]
+    // SAFETY: `fds` is a valid array of two ints for the call to fill; on
+    // success both are new descriptors that nothing else owns.
+    let (read, write) = unsafe {
+        check(libc::pipe2(
+            fds.as_mut_ptr(),
+            libc::O_CLOEXEC | libc::O_NONBLOCK,
+        ))?;
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    };
+    #[cfg(not(target_os = "linux"))]
+    // SAFETY: as above. (Without pipe2, a fork in another thread between
+    // pipe and fcntl may leak the descriptors into that child until it
+    // execs; the host's own children are spawned with them closed.)
+    let (read, write) = unsafe {
+        check(libc::pipe(fds.as_mut_ptr()))?;
+        let pair = (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]));
+        for fd in [&pair.0, &pair.1] {
+            set_cloexec(fd.as_fd())?;
+            set_nonblocking(fd.as_fd())?;
+        }
+        pair
+    };
+    Ok((read, write))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_cloexec(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor the borrow keeps open, with integer
+    // arguments only.
+    unsafe {
+        let flags = check(libc::fcntl(fd.as_raw_fd(), libc::F_GETFD))?;
+        check(libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_SETFD,
+            flags | libc::FD_CLOEXEC,
+        ))?;
+    }
+    Ok(())
+}
+
+/// Sets `O_NONBLOCK` on the open file description of `fd`. For a pipe this
+/// affects only this process's end.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor the borrow keeps open, with integer
+    // arguments only.
+    unsafe {
+        let flags = check(libc::fcntl(fd.as_raw_fd(), libc::F_GETFL))?;
+        check(libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_SETFL,
+            flags | libc::O_NONBLOCK,
+        ))?;
+    }
+    Ok(())
+}
+
+/// Which readiness to wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interest {
+    /// Readable (or at its end, or in error).
+    Read,
+    /// Writable (or in error).
+    Write,
+}
+
+impl Interest {
+    pub(crate) fn poll_events(self) -> libc::c_short {
+        match self {
+            Self::Read => libc::POLLIN,
+            Self::Write => libc::POLLOUT,
+        }
+    }
+}
+
+/// Waits until one of `fds` is ready (its `revents` are filled in), or
+/// `timeout` passes (`None`: no limit). Returns how many are ready; an
+/// interrupted wait (`EINTR`) returns 0.
+pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> io::Result<usize> {
+    let timeout = timeout.map_or(-1, |timeout| {
+        // Round up, so a short positive timeout does not become a busy loop.
+        let millis = timeout.as_nanos().div_ceil(1_000_000);
+        libc::c_int::try_from(millis).unwrap_or(libc::c_int::MAX)
+    });
+    // SAFETY: `fds` is a valid, exclusively borrowed slice of pollfd structs
+    // whose length is passed along with it.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+    match check(ready) {
+        Ok(ready) => Ok(ready as usize),
+        Err(error) if error.kind() == io::ErrorKind::Interrupted => Ok(0),
+        Err(error) => Err(error),
+    }
+}
+
+/// Waits until `fd` is ready for `interest` or `timeout` passes; whether it
+/// is (maybe) ready.
+pub fn wait_fd(fd: RawFd, interest: Interest, timeout: Option<Duration>) -> io::Result<bool> {
+    let mut fds = [libc::pollfd {
+        fd,
+        events: interest.poll_events(),
+        revents: 0,
+    }];
+    Ok(poll(&mut fds, timeout)? > 0)
+}
+
+/// Makes the kernel kill the child `command` starts when the thread that
+/// starts it ends (Linux `PR_SET_PDEATHSIG`). The host starts compilers from
+/// its executor's thread, which lives as long as the host, and which ends
+/// with the process however the process ends (exit, `exit!`, a signal,
+/// SIGKILL). Elsewhere this does nothing: compilers there end with their
+/// input, or when the host closes them at exit.
+#[cfg(target_os = "linux")]
+pub fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: prctl, getppid and kill are. It
+    // allocates nothing and touches no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have died before the signal was armed.
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// See the Linux version: elsewhere there is no such signal.
+#[cfg(not(target_os = "linux"))]
+pub fn die_with_parent(_command: &mut Command) {}
+
+/// Registers `fd` with the current tokio runtime's reactor. Tokio asks its
+/// caller to promise the descriptor stays open while registered; owning it
+/// keeps that promise.
+#[cfg(feature = "tokio")]
+pub fn tokio_async_fd(
+    fd: OwnedFd,
+    interest: tokio::io::Interest,
+) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    // SAFETY: the `AsyncFd` owns `fd`, so the descriptor stays open and
+    // refers to the same file description for as long as it is registered.
+    unsafe {
+        Ok(tokio::io::unix::AsyncFd::register_with_interest(
+            fd, interest,
+        )?)
+    }
+}
