@@ -98,6 +98,9 @@ module Sass
       # Numbers as the compiler writes them. Ruby's shortest round-trip digits
       # are the same as the compiler's; only their layout differs.
       module Numbers
+        # The decimals CSS output keeps.
+        PRECISION = 10
+
         module_function
 
         # @param value [Numeric]
@@ -115,8 +118,6 @@ module Sass
           digits = plain(value)
           inspect || digits.length < PRECISION + 2 ? digits : rounded(digits)
         end
-
-        PRECISION = 10
 
         # @return [::String] +value+ without exponent, as the compiler's
         #   shortest form: an integral double below 1e21 keeps a ".0"
