@@ -7,19 +7,19 @@ module Sass
   # {CalculationValue::CalculationInterpolation}.
   # @see https://sass-lang.com/documentation/js-api/types/calculationvalue/
   module CalculationValue
-    # @return [CalculationValue] self, if it may be part of a calculation
+    # @return [CalculationValue] self
+    def assert_calculation_value(_name = nil)
+      self
+    end
+
+    # @param value [Object]
+    # @param name [::String, nil] the argument's name, for the error message
+    # @return [CalculationValue] +value+, if it may be part of a calculation
     # @raise [ScriptError] for a quoted string or anything else
     def self.check(value, name = nil)
-      case value
-      when Value::Number, Value::Calculation, CalculationOperation, CalculationInterpolation
-        value
-      when Value::String
-        raise Sass::ScriptError.new("Expected #{value} to be unquoted.", name) if value.quoted?
+      return value.assert_calculation_value(name) if value.is_a?(Sass::Value) || value.is_a?(CalculationValue)
 
-        value
-      else
-        raise Sass::ScriptError.new("#{value.inspect} is not a calculation value.", name)
-      end
+      raise Sass::ScriptError.new("#{value.inspect} is not a calculation value", name)
     end
   end
 end

@@ -1,17 +1,28 @@
 # frozen_string_literal: true
 
+require_relative 'script_error'
 require_relative 'value/fuzzy_math'
+require_relative 'value/serializer'
 
 module Sass
   # The values Sass works with, as custom functions receive and return them.
   # Every value is immutable and can be used as a list: a value that is not a
   # list is a list of one element. Indices given by Sass are 1-based and may
   # be negative (from the end); {#sass_index_to_array_index} converts them.
+  #
+  # Errors of the value model (a failed +assert_*+, a bad index, a channel a
+  # color does not have, ...) are {Sass::ScriptError}s naming the argument as
+  # +$name: +; raised in a custom function, they become its Sass error.
   # @see https://sass-lang.com/documentation/js-api/classes/value/
   module Value
     # @return [Array<Value>] this value as a list
     def to_a
       [self]
+    end
+
+    # @return [Hash{Value => Value}] this value's elements as pairs
+    def to_h(...)
+      to_a.to_h(...)
     end
 
     # @return [Boolean] whether this value is truthy (all but +false+ and +null+)
@@ -56,57 +67,67 @@ module Sass
     # @return [Integer]
     # @raise [ScriptError] if the index is not an integer or out of range
     def sass_index_to_array_index(sass_index, name = nil)
-      index = sass_index.assert_number(name).assert_unitless(name).assert_integer(name)
-      raise Sass::ScriptError.new('List index may not be 0.', name) if index.zero?
+      index = sass_index.assert_number(name).assert_integer(name)
+      raise Sass::ScriptError.new('List index may not be 0', name) if index.zero?
 
       length = to_a.length
       if index.abs > length
-        raise Sass::ScriptError.new("Invalid index #{sass_index} for a list with #{length} elements.", name)
+        raise Sass::ScriptError.new("Invalid index #{sass_index.inspect} for a list with #{length} elements", name)
       end
 
       index.negative? ? length + index : index - 1
     end
 
-    # @return [ArgumentList] or raises
     # @raise [ScriptError] unless this is a boolean
     def assert_boolean(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a boolean.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a boolean", name)
     end
 
     # @raise [ScriptError] unless this is a calculation
     def assert_calculation(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a calculation.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a calculation", name)
+    end
+
+    # @raise [ScriptError] unless this can be part of a calculation (a number,
+    #   an unquoted string, a calculation, an operation or an interpolation)
+    def assert_calculation_value(name = nil)
+      raise Sass::ScriptError.new("#{inspect} is not a calculation value", name)
     end
 
     # @raise [ScriptError] unless this is a color
     def assert_color(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a color.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a color", name)
     end
 
     # @raise [ScriptError] unless this is a function
     def assert_function(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a function reference.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a function", name)
     end
 
     # @return [Map] this value as a map (see {#to_map})
     # @raise [ScriptError] unless it can be one
     def assert_map(name = nil)
-      to_map || raise(Sass::ScriptError.new("#{self} is not a map.", name))
+      to_map || raise(Sass::ScriptError.new("#{inspect} is not a map", name))
     end
 
     # @raise [ScriptError] unless this is a mixin
     def assert_mixin(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a mixin reference.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a mixin", name)
+    end
+
+    # @raise [ScriptError] unless this is a module
+    def assert_module(name = nil)
+      raise Sass::ScriptError.new("#{inspect} is not a module", name)
     end
 
     # @raise [ScriptError] unless this is a number
     def assert_number(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a number.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a number", name)
     end
 
     # @raise [ScriptError] unless this is a string
     def assert_string(name = nil)
-      raise Sass::ScriptError.new("#{self} is not a string.", name)
+      raise Sass::ScriptError.new("#{inspect} is not a string", name)
     end
 
     # @return [Boolean]
@@ -114,13 +135,29 @@ module Sass
       self == other
     end
 
-    # @return [String] a representation of this value, close to Sass syntax
+    # This value as Sass interpolates it (+#{value}+): plain CSS, numbers
+    # rounded to ten decimals. ({String} keeps its quotes.)
+    # @return [::String]
+    # @raise [ScriptError] for a value that is not valid CSS, such as a map
     def to_s
-      inspect
+      Serializer.css(self)
+    rescue Serializer::Unwritable
+      raise Sass::ScriptError, "#{inspect} isn't a valid CSS value."
+    end
+
+    # This value as +meta.inspect()+ writes it. A function or mixin the
+    # compiler made (whose name Ruby does not know), or a value holding one,
+    # shows as a Ruby object instead.
+    # @return [::String]
+    def inspect
+      Serializer.inspect(self)
+    rescue Serializer::Unwritable
+      super
     end
   end
 end
 
+require_relative 'calculation_value'
 require_relative 'value/string'
 require_relative 'value/number'
 require_relative 'value/boolean'
@@ -132,6 +169,5 @@ require_relative 'value/compiler_reference'
 require_relative 'value/function'
 require_relative 'value/mixin'
 require_relative 'value/compiler_module'
-require_relative 'calculation_value'
 require_relative 'value/calculation'
 require_relative 'value/color'

@@ -23,14 +23,27 @@ class CalculationTest < Minitest::Test
   end
 
   def test_constructor_errors
-    assert_raises(Sass::ScriptError) { C.calc(S.new('quoted')) }
-    assert_raises(Sass::ScriptError) { C.min([N.new(1), S.new('quoted')]) }
-    assert_raises(Sass::ScriptError) { C.calc(Sass::Value::Boolean::TRUE) }
-    assert_raises(Sass::ScriptError) { C.clamp(N.new(1), nil, N.new(3)) }
-    assert_raises(Sass::ScriptError) { C.clamp(N.new(1), N.new(2)) }
-    assert_raises(ArgumentError) { Op.new('%', N.new(1), N.new(2)) }
-    assert_raises(Sass::ScriptError) { Op.new('+', S.new('q'), N.new(2)) }
-    assert_raises(ArgumentError) { Interp.new(1) }
+    {
+      -> { C.calc(S.new('quoted')) } => 'Expected "quoted" to be an unquoted string.',
+      -> { C.min([N.new(1), S.new('quoted')]) } => 'Expected "quoted" to be an unquoted string.',
+      -> { C.calc(Sass::Value::Boolean::TRUE) } => 'true is not a calculation value',
+      -> { C.calc(1) } => '1 is not a calculation value',
+      -> { C.min(N.new(1)) } => 'invalid arguments 1',
+      -> { C.clamp(N.new(1), nil, N.new(3)) } => 'Argument must be an unquoted SassString or CalculationInterpolation.',
+      -> { C.clamp(N.new(1), N.new(2)) } => 'Argument must be an unquoted SassString or CalculationInterpolation.',
+      -> { C.clamp(S.new('a', quoted: false), nil, N.new(3)) } => 'Value must be set when max is set.',
+      -> { Op.new('%', N.new(1), N.new(2)) } => 'Invalid operator: %',
+      -> { Op.new('+', S.new('q'), N.new(2)) } => '$left: Expected "q" to be an unquoted string.',
+      -> { Op.new('+', N.new(2), Sass::Value::Null::NULL) } => '$right: null is not a calculation value',
+      -> { Interp.new(1) } => 'invalid value 1'
+    }.each do |make, message|
+      error = assert_raises(Sass::ScriptError, message) { make.call }
+      assert_equal message, error.message
+    end
+    number = N.new(1)
+    assert_same number, number.assert_calculation_value
+    assert_kind_of Sass::CalculationValue, S.new('a', quoted: false)
+    assert_kind_of Sass::CalculationValue, N.new(1)
   end
 
   def test_equality_and_hash

@@ -17,9 +17,11 @@ class CollectionsTest < Minitest::Test
     assert_equal ',', L.new.separator
     assert_nil L.new([N.new(1)], separator: nil).separator
     assert_equal '/', L.new([N.new(1), N.new(2)], separator: '/').separator
-    assert_raises(ArgumentError) { L.new([N.new(1), N.new(2)], separator: nil) }
-    assert_raises(ArgumentError) { L.new([1]) }
-    assert_raises(ArgumentError) { L.new([], separator: ';') }
+    error = assert_raises(Sass::ScriptError) { L.new([N.new(1), N.new(2)], separator: nil) }
+    assert_equal 'A list with more than one element must have an explicit separator', error.message
+    assert_raises(Sass::ScriptError) { L.new([1]) }
+    assert_raises(Sass::ScriptError) { L.new(1) }
+    assert_raises(Sass::ScriptError) { L.new([], separator: ';') }
   end
 
   def test_list_indices
@@ -29,8 +31,13 @@ class CollectionsTest < Minitest::Test
     assert_equal 2, list.sass_index_to_array_index(N.new(-1))
     assert_equal 0, list.sass_index_to_array_index(N.new(1))
     error = assert_raises(Sass::ScriptError) { list.sass_index_to_array_index(N.new(4), 'n') }
-    assert_equal '$n: Invalid index 4 for a list with 3 elements.', error.message
-    assert_raises(Sass::ScriptError) { list.sass_index_to_array_index(N.new(0)) }
+    assert_equal '$n: Invalid index 4 for a list with 3 elements', error.message
+    error = assert_raises(Sass::ScriptError) { list.sass_index_to_array_index(N.new(0), 'n') }
+    assert_equal '$n: List index may not be 0', error.message
+    error = assert_raises(Sass::ScriptError) { list.sass_index_to_array_index(N.new(1.5), 'n') }
+    assert_equal '$n: 1.5 is not an integer', error.message
+    # As in the established gem (and Sass, which only warns), units are ignored.
+    assert_equal 1, list.sass_index_to_array_index(N.new(2, 'px'))
   end
 
   def test_list_equality
@@ -58,7 +65,10 @@ class CollectionsTest < Minitest::Test
     assert_raises(Sass::ScriptError) { L.new([N.new(1)]).assert_map }
     assert_equal map, M.new({ S.new('b') => N.new(2), S.new('a') => N.new(1) })
     assert_equal map.hash, M.new({ S.new('b') => N.new(2), S.new('a') => N.new(1) }).hash
-    assert_raises(ArgumentError) { M.new({ 'a' => N.new(1) }) }
+    assert_raises(Sass::ScriptError) { M.new({ 'a' => N.new(1) }) }
+    assert_raises(Sass::ScriptError) { M.new([]) }
+    assert_nil map['a']
+    assert_equal({ S.new('a') => N.new(1), S.new('b') => N.new(2) }, map.to_h)
     assert_predicate map.contents, :frozen?
   end
 
@@ -68,6 +78,8 @@ class CollectionsTest < Minitest::Test
     assert_equal [N.new(1)], list.to_a
     assert_equal({ size: N.new(2) }, list.keywords)
     assert_equal L.new([N.new(1)], separator: ' '), list
+    assert_raises(Sass::ScriptError) { Sass::Value::ArgumentList.new([], []) }
+    assert_raises(Sass::ScriptError) { Sass::Value::ArgumentList.new([], { a: 1 }) }
   end
 
   def test_booleans_and_null

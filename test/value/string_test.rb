@@ -13,7 +13,7 @@ class StringValueTest < Minitest::Test
     assert_equal '', S.new.text
     assert_equal Encoding::UTF_8, S.new('x'.encode(Encoding::ISO_8859_1)).text.encoding
     assert_predicate string.text, :frozen?
-    assert_raises(ArgumentError) { S.new(42) }
+    assert_equal 'invalid text 42', assert_raises(Sass::ScriptError) { S.new(42) }.message
   end
 
   def test_equality_ignores_quotes
@@ -35,16 +35,21 @@ class StringValueTest < Minitest::Test
     assert_raises(Sass::ScriptError) { index.call(5) }
     assert_raises(Sass::ScriptError) { index.call(-5) }
     assert_raises(Sass::ScriptError) { index.call(1.5) }
-    assert_raises(Sass::ScriptError) { string.sass_index_to_string_index(Sass::Value::Number.new(1, 'px')) }
+    # As in the established gem, units are ignored.
+    assert_equal 0, string.sass_index_to_string_index(Sass::Value::Number.new(1, 'px'))
     error = assert_raises(Sass::ScriptError) { string.sass_index_to_string_index(S.new('x'), 'index') }
-    assert_equal '$index: "x" is not a number.', error.message
+    assert_equal '$index: "x" is not a number', error.message
+    error = assert_raises(Sass::ScriptError) { index.call(0) }
+    assert_equal 'String index may not be 0', error.message
+    error = assert_raises(Sass::ScriptError) { string.sass_index_to_string_index(Sass::Value::Number.new(5), 'i') }
+    assert_equal '$i: Invalid index 5 for a string with 4 characters', error.message
   end
 
   def test_assertions_and_list_behaviour
     string = S.new('a')
     assert_same string, string.assert_string
     error = assert_raises(Sass::ScriptError) { string.assert_number('width') }
-    assert_equal '$width: "a" is not a number.', error.message
+    assert_equal '$width: "a" is not a number', error.message
     assert_equal [string], string.to_a
     assert_same string, string.at(0)
     assert_same string, string[-1]

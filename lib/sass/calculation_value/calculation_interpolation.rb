@@ -12,8 +12,9 @@ module Sass
       attr_reader :value
 
       # @param value [::String]
+      # @raise [ScriptError] if +value+ is not a String
       def initialize(value)
-        raise ArgumentError, "value must be a String, got #{value.inspect}" unless value.respond_to?(:to_str)
+        raise Sass::ScriptError, "invalid value #{value.inspect}" unless value.respond_to?(:to_str)
 
         @value = value.to_str.dup.freeze
         freeze
@@ -29,12 +30,6 @@ module Sass
       def hash
         value.hash
       end
-
-      # @return [::String]
-      def inspect
-        "(#{value})"
-      end
-      alias to_s inspect
     end
   end
 end

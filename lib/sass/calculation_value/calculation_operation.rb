@@ -22,13 +22,10 @@ module Sass
       # @param operator [::String]
       # @param left [CalculationValue]
       # @param right [CalculationValue]
-      # @raise [ArgumentError] for an unknown operator
-      # @raise [ScriptError] for an operand that cannot be part of a calculation
+      # @raise [ScriptError] for an unknown operator, or an operand that cannot
+      #   be part of a calculation
       def initialize(operator, left, right)
-        unless OPERATORS.include?(operator)
-          raise ArgumentError,
-                "operator must be one of #{OPERATORS.join(' ')}, got #{operator.inspect}"
-        end
+        raise Sass::ScriptError, "Invalid operator: #{operator}" unless OPERATORS.include?(operator)
 
         @operator = operator.dup.freeze
         @left = CalculationValue.check(left, 'left')
@@ -47,12 +44,6 @@ module Sass
       def hash
         [operator, left, right].hash
       end
-
-      # @return [::String]
-      def inspect
-        "#{left.inspect} #{operator} #{right.inspect}"
-      end
-      alias to_s inspect
     end
   end
 end

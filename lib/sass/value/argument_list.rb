@@ -10,14 +10,14 @@ module Sass
       # @param contents [Array<Value>]
       # @param keywords [Hash{Symbol, ::String => Value}]
       # @param separator [::String, nil]
+      # @raise [ScriptError] for keywords that are not a Hash of values (and
+      #   as {List#initialize})
       def initialize(contents = [], keywords = {}, separator = ',')
         super(contents, separator:)
-        unless keywords.respond_to?(:each_pair)
-          raise ArgumentError, "keywords must be a Hash of names to Sass::Value, got #{keywords.inspect}"
-        end
+        raise Sass::ScriptError, "invalid keywords #{keywords.inspect}" unless keywords.respond_to?(:each_pair)
 
         @keywords = keywords.to_h.to_h do |name, value|
-          raise ArgumentError, "keyword values must be Sass::Value, got #{value.inspect}" unless value.is_a?(Value)
+          raise Sass::ScriptError, "invalid keyword value #{value.inspect}" unless value.is_a?(Value)
 
           [name.to_sym, value]
         end.freeze

@@ -51,11 +51,6 @@ module Sass
       def hash
         value.hash
       end
-
-      # @return [::String]
-      def inspect
-        value.to_s
-      end
     end
   end
 end

@@ -40,14 +40,15 @@ module Sass
         # @param value [CalculationValue, nil]
         # @param max [CalculationValue, nil]
         # @return [Calculation] +clamp(min, value, max)+
-        # @raise [ScriptError] for a missing +value+ with a +max+, or missing
-        #   arguments where +min+ (or +value+) cannot stand for several
+        # @raise [ScriptError] where an argument is left out, unless the
+        #   arguments before it are unparsed text (an unquoted string or an
+        #   interpolation) that may stand for several; or for +max+ without
+        #   +value+
         def clamp(min, value = nil, max = nil)
-          raise Sass::ScriptError, 'Value must be set when max is set.' if value.nil? && !max.nil?
-
-          if (value.nil? || max.nil?) && [min, value].none? { |v| unparsed?(v) }
+          if (value.nil? && !unparsed?(min)) || (max.nil? && [min, value].none? { |v| unparsed?(v) })
             raise Sass::ScriptError, 'Argument must be an unquoted SassString or CalculationInterpolation.'
           end
+          raise Sass::ScriptError, 'Value must be set when max is set.' if value.nil? && !max.nil?
 
           new('clamp', Calculation.check_all([min, value, max].compact))
         end
@@ -55,10 +56,7 @@ module Sass
         # @return [Array<CalculationValue>] +arguments+, checked and frozen
         # @!visibility private
         def check_all(arguments)
-          unless arguments.respond_to?(:to_ary)
-            raise ArgumentError,
-                  "arguments must be an Array, got #{arguments.inspect}"
-          end
+          raise Sass::ScriptError, "invalid arguments #{arguments.inspect}" unless arguments.respond_to?(:to_ary)
 
           arguments.to_ary.map { |argument| CalculationValue.check(argument) }.freeze
         end
@@ -91,11 +89,6 @@ module Sass
       # @return [Integer]
       def hash
         [name, arguments].hash
-      end
-
-      # @return [::String]
-      def inspect
-        "#{name}(#{arguments.map(&:inspect).join(', ')})"
       end
     end
   end

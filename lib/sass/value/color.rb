@@ -32,15 +32,17 @@ module Sass
       # @overload initialize(space:, x:, y:, z:, alpha: 1)
       #   A color in +xyz+, +xyz-d50+ or +xyz-d65+.
       #
-      # Every channel keyword is required; nil makes that channel missing.
-      # Without +space:+, the keywords imply +rgb+, +hsl+ or +hwb+. Channels
-      # are kept as given, out of gamut or not, except that hues are reduced
-      # modulo 360 and a negative HSL saturation or LCH/OKLCh chroma is made
-      # positive by turning the hue half round.
+      # A channel given as nil, or left out when +space:+ is given, is
+      # missing. Without +space:+, all three channels of +rgb+, +hsl+ or +hwb+
+      # must be given. Channels are kept as given (an Integer stays an
+      # Integer), out of gamut or not, except that hues are reduced modulo 360
+      # and a negative HSL saturation or LCH/OKLCh chroma is made positive by
+      # turning the hue half round.
       # @param alpha [Numeric, nil] from 0 to 1; nil is missing; 1 if omitted
       # @param space [::String, Symbol]
-      # @raise [ArgumentError] for an unknown space, a missing or unexpected
-      #   keyword, a non-numeric channel or an alpha outside 0..1
+      # @raise [ScriptError] for an unknown space, no space, a keyword that is
+      #   not a channel of the space, a channel that is not a number or an
+      #   alpha outside 0..1
       def initialize(**options)
         space, channels, alpha = Construction.parse(options)
         assign(space, channels, alpha)
@@ -80,50 +82,51 @@ module Sass
       # @param space [::String, Symbol] the space whose gamut to map into
       # @return [Color] the color mapped into +space+'s gamut, in this
       #   color's space
+      # @raise [ScriptError] for an unknown method or space
       def to_gamut(method:, space: @space)
         unless (method.is_a?(::String) || method.is_a?(Symbol)) && Gamut::METHODS.include?(method.to_s)
-          raise ArgumentError, "method: must be one of #{Gamut::METHODS.join(', ')}, got #{method.inspect}"
+          raise Sass::ScriptError.new("Unknown gamut map method \"#{method}\".", 'method')
         end
 
         target = Space.fetch(space || @space)
         Gamut.map(to_space(target.name), method.to_s).to_space(@space)
       end
 
-      # @return [Array<Float, nil>] the three channels, nil for missing
+      # @return [Array<Numeric, nil>] the three channels, nil for missing
       def channels_or_nil
         @channels
       end
 
-      # @return [Array<Float>] the three channels, 0 for missing
+      # @return [Array<Numeric>] the three channels, 0 for missing
       def channels
-        @channels.map { |value| value || 0.0 }.freeze
+        @channels.map { |value| value || 0 }.freeze
       end
 
       # @param name [::String, Symbol] a channel of +space+, or +'alpha'+
       # @param space [::String, Symbol] the space to read the channel in
-      # @return [Float] the channel's value (0 if missing) once converted to
+      # @return [Numeric] the channel's value (0 if missing) once converted to
       #   +space+
-      # @raise [ArgumentError] if +space+ has no such channel
+      # @raise [ScriptError] if +space+ has no such channel
       def channel(name, space: @space)
-        target = Space.fetch(space || @space)
-        name = target.check_channel(name)
+        color = to_space(space || @space)
+        name = color.send(:channel_name!, name)
         return alpha if name == 'alpha'
 
-        to_space(target.name).channels_or_nil[target.index(name)] || 0.0
+        color.channels[Space.fetch(color.space).index(name)]
       end
 
-      # @return [Float] alpha, 0 if missing
+      # @return [Numeric] alpha, 0 if missing
       def alpha
-        @alpha || 0.0
+        @alpha || 0
       end
 
       # @param name [::String, Symbol] a channel of this color's space, or
       #   +'alpha'+
       # @return [::Boolean] whether that channel is missing
+      # @raise [ScriptError] if this color's space has no such channel
       def channel_missing?(name)
-        space = Space.fetch(@space)
-        name = space.check_channel(name)
-        name == 'alpha' ? @alpha.nil? : @channels[space.index(name)].nil?
+        name = channel_name!(name)
+        name == 'alpha' ? @alpha.nil? : @channels[Space.fetch(@space).index(name)].nil?
       end
 
       # A hue is powerless when it makes no difference: in HSL when the
@@ -132,11 +135,12 @@ module Sass
       # @param name [::String, Symbol] a channel of +space+, or +'alpha'+
       # @param space [::String, Symbol] the space to check in
       # @return [::Boolean] whether the channel is powerless once converted
+      # @raise [ScriptError] if +space+ has no such channel
       def channel_powerless?(name, space: @space)
-        target = Space.fetch(space || @space)
-        return false unless target.check_channel(name) == 'hue'
+        color = to_space(space || @space)
+        return false unless color.send(:channel_name!, name) == 'hue'
 
-        Conversions.powerless_hue?(target.name, to_space(target.name).channels)
+        Conversions.powerless_hue?(color.space, color.channels.map(&:to_f))
       end
 
       # Mixes this color with +other+ in this color's space, as +color.mix()+.
@@ -146,8 +150,11 @@ module Sass
       #   +increasing+ or +decreasing+; must be nil for other spaces
       # @param weight [Numeric] how much of this color, from 0 to 1
       # @return [Color]
+      # @raise [ScriptError] if +other+ is not a color, for an unknown hue
+      #   interpolation method (or one for a rectangular space), or a weight
+      #   outside 0..1
       def interpolate(other, method: nil, weight: 0.5)
-        raise ArgumentError, "can only interpolate with a color, got #{other.inspect}" unless other.is_a?(Color)
+        raise Sass::ScriptError.new("#{other.inspect} is not a color", 'other') unless other.is_a?(Color)
 
         space = Space.fetch(@space)
         Interpolation.mix(self, other, space, Interpolation.hue_method(space, method), Interpolation.weight(weight))
@@ -159,49 +166,49 @@ module Sass
       # channel names change it in that space (both deprecated).
       # @param space [::String, Symbol, nil] the space of the channels
       # @return [Color] in this color's space
-      # @raise [ArgumentError] for a channel the space lacks, or a bad value
+      # @raise [ScriptError] for a channel the space lacks, or a bad value
       def change(**options)
         Changing.change(self, options)
       end
 
       # @!group Legacy channels (computed in rgb, hsl or hwb)
 
-      # @return [Float] the red channel in +rgb+, from 0 to 255
+      # @return [Integer] the red channel in +rgb+, from 0 to 255, rounded
       def red
-        channel('red', space: 'rgb')
+        channel('red', space: 'rgb').round
       end
 
-      # @return [Float] the green channel in +rgb+, from 0 to 255
+      # @return [Integer] the green channel in +rgb+, from 0 to 255, rounded
       def green
-        channel('green', space: 'rgb')
+        channel('green', space: 'rgb').round
       end
 
-      # @return [Float] the blue channel in +rgb+, from 0 to 255
+      # @return [Integer] the blue channel in +rgb+, from 0 to 255, rounded
       def blue
-        channel('blue', space: 'rgb')
+        channel('blue', space: 'rgb').round
       end
 
-      # @return [Float] the hue in +hsl+, in degrees
+      # @return [Numeric] the hue in +hsl+, in degrees (0 for a grey)
       def hue
         channel('hue', space: 'hsl')
       end
 
-      # @return [Float] the saturation in +hsl+, in percent
+      # @return [Numeric] the saturation in +hsl+, in percent
       def saturation
         channel('saturation', space: 'hsl')
       end
 
-      # @return [Float] the lightness in +hsl+, in percent
+      # @return [Numeric] the lightness in +hsl+, in percent
       def lightness
         channel('lightness', space: 'hsl')
       end
 
-      # @return [Float] the whiteness in +hwb+, in percent
+      # @return [Numeric] the whiteness in +hwb+, in percent
       def whiteness
         channel('whiteness', space: 'hwb')
       end
 
-      # @return [Float] the blackness in +hwb+, in percent
+      # @return [Numeric] the blackness in +hwb+, in percent
       def blackness
         channel('blackness', space: 'hwb')
       end
@@ -234,12 +241,6 @@ module Sass
         end
       end
 
-      # @return [::String] the color in CSS syntax, such as +rgb(255 0 0)+,
-      #   +lab(50% 20 30 / 0.5)+ or +color(display-p3 1 none 0)+
-      def inspect
-        Serialization.css(Space.fetch(@space), @channels, @alpha)
-      end
-
       # Emits a deprecation warning, shown when Ruby's +:deprecated+ warnings
       # are enabled.
       # @param name [::String] the deprecation's name, as Sass calls it
@@ -261,29 +262,48 @@ module Sass
       end
       private_class_method :for_space
 
+      # @param color [Color]
+      # @param inspect [::Boolean]
+      # @return [::String] +color+ as Sass writes it (see {Serialization})
+      def self.serialize(color, inspect:)
+        Serialization.write(color, inspect:)
+      end
+      private_class_method :serialize
+
       private
 
-      # @return [Float, nil] alpha, nil if missing
+      # @return [Numeric, nil] alpha, nil if missing
       def alpha_or_nil
         @alpha
       end
 
-      def assign(space, channels, alpha)
-        channels = channels.map { |value| value&.to_f }
-        hue = space.hue_index
-        if hue && %w[hsl lch oklch].include?(space.name) && channels[1]&.negative?
-          channels[1] = -channels[1]
-          channels[hue] += 180 unless channels[hue].nil?
-        end
-        channels[hue] = normalize_hue(channels[hue]) if hue
-        @space = space.name
-        @channels = channels.freeze
-        @alpha = alpha&.to_f
-        freeze
+      # @return [::String] +name+ as a String
+      # @raise [ScriptError] unless +name+ is +alpha+ or a channel of this
+      #   color's space
+      def channel_name!(name)
+        Space.fetch(@space).channel_name(name) ||
+          raise(Sass::ScriptError.new("Color #{inspect} doesn't have a channel named \"#{name}\".", name))
       end
 
-      def normalize_hue(hue)
-        hue.nil? || (hue >= 0 && hue < 360) ? hue : hue % 360
+      # Keeps the channels as given, but for the hue, which is reduced modulo
+      # 360 (and turned half round for a negative saturation or chroma, which
+      # is made positive) exactly as the compiler does, so that both hold the
+      # same number.
+      def assign(space, channels, alpha)
+        channels = channels.dup
+        hue = space.hue_index
+        if hue
+          invert = false
+          if %w[hsl lch oklch].include?(space.name) && !channels[1].nil?
+            invert = FuzzyMath.less_than(channels[1], 0)
+            channels[1] = channels[1].abs
+          end
+          channels[hue] = ((channels[hue] % 360) + 360 + (invert ? 180 : 0)) % 360 unless channels[hue].nil?
+        end
+        @space = space.name
+        @channels = channels.freeze
+        @alpha = alpha
+        freeze
       end
 
       def same_channels?(other)
@@ -314,4 +334,5 @@ require_relative 'color/gamut'
 require_relative 'color/interpolation'
 require_relative 'color/construction'
 require_relative 'color/changing'
+require_relative 'color/names'
 require_relative 'color/serialization'

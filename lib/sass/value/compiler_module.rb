@@ -5,7 +5,8 @@ module Sass
     # A first-class Sass module (Embedded Sass Protocol 3.3), received from
     # Sass. Like a {Mixin}, it can be returned to Sass within the compilation
     # it came from and has no public constructor.
-    class CompilerModule
+    # @see https://sass-lang.com/documentation/js-api/classes/sassmodule/
+    class Module
       include Value
       include CompilerReference
 
@@ -13,10 +14,23 @@ module Sass
         private :new
       end
 
-      # @return [::String]
+      # @return [Module] self
+      def assert_module(_name = nil)
+        self
+      end
+
+      # @raise [ScriptError] always: a module is not a CSS value
+      def to_s
+        raise Sass::ScriptError, "#{inspect} isn't a valid CSS value."
+      end
+
+      # @return [::String] as Sass shows a module it knows no name for
       def inspect
-        "module(#{@id})"
+        'get-module(<anonymous>)'
       end
     end
+
+    # The name the native host looks the class up by.
+    CompilerModule = Module
   end
 end

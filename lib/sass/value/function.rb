@@ -3,7 +3,7 @@
 module Sass
   module Value
     # A first-class Sass function: either defined in Ruby (with a signature and
-    # a block, to return to Sass), or received from Sass (usable only within
+    # a callback, to return to Sass), or received from Sass (usable only within
     # the compilation it came from).
     # @see https://sass-lang.com/documentation/js-api/classes/sassfunction/
     class Function
@@ -16,11 +16,21 @@ module Sass
       # @return [#call, nil] the body of a function defined in Ruby
       attr_reader :callback
 
-      # @param signature [::String] a Sass signature, like +'double($n)'+
-      # @yieldparam arguments [Array<Value>]
-      # @yieldreturn [Value]
-      def initialize(signature, &callback)
-        raise ArgumentError, 'a Sass::Value::Function needs a block' if callback.nil?
+      # @overload initialize(signature, callback)
+      #   @param signature [::String] a Sass signature, like +'double($n)'+
+      #   @param callback [#call] called with the arguments (an Array of
+      #     values), returns a value
+      # @overload initialize(signature, &callback)
+      #   @param signature [::String]
+      #   @yieldparam arguments [Array<Value>]
+      #   @yieldreturn [Value]
+      # @raise [ArgumentError] without a callback, or if +signature+ is not a
+      #   Sass function signature (as for the +functions:+ option)
+      def initialize(signature, callback = nil, &block)
+        raise ArgumentError, 'give a callback or a block, not both' if callback && block
+
+        callback ||= block
+        raise ArgumentError, 'a Sass::Value::Function needs a callback' if callback.nil?
 
         @signature = Sass::Compiler.const_get(:Session)::FunctionRegistry.signature(signature).freeze
         @callback = callback
@@ -45,11 +55,6 @@ module Sass
       # @return [Integer]
       def hash
         callback.nil? ? super : [callback, signature].hash
-      end
-
-      # @return [::String]
-      def inspect
-        callback.nil? ? "get-function(#{@id})" : "get-function(\"#{signature[/\A[^(\s]+/]}\")"
       end
     end
   end

@@ -17,20 +17,18 @@ module Sass
       # @param contents [Array<Value>]
       # @param separator [::String, nil] +','+, +' '+, +'/'+ or nil
       # @param bracketed [::Boolean]
+      # @raise [ScriptError] for contents that are not an Array of values, an
+      #   unknown separator, or no separator for more than one element
       def initialize(contents = [], separator: ',', bracketed: false)
-        unless contents.respond_to?(:to_ary)
-          raise ArgumentError, "list contents must be an Array of Sass::Value, got #{contents.inspect}"
-        end
+        raise Sass::ScriptError, "invalid contents #{contents.inspect}" unless contents.respond_to?(:to_ary)
 
         contents = contents.to_ary.dup.freeze
         contents.each do |element|
-          raise ArgumentError, "list elements must be Sass::Value, got #{element.inspect}" unless element.is_a?(Value)
+          raise Sass::ScriptError, "invalid element #{element.inspect}" unless element.is_a?(Value)
         end
-        unless SEPARATORS.include?(separator)
-          raise ArgumentError, "separator must be one of #{SEPARATORS.inspect}, got #{separator.inspect}"
-        end
+        raise Sass::ScriptError, "invalid separator #{separator.inspect}" unless SEPARATORS.include?(separator)
         if separator.nil? && contents.length > 1
-          raise ArgumentError, 'A list with more than one element must have an explicit separator'
+          raise Sass::ScriptError, 'A list with more than one element must have an explicit separator'
         end
 
         @contents = contents
@@ -70,15 +68,6 @@ module Sass
         return Map::EMPTY_HASH if @contents.empty?
 
         @hash ||= [@contents, @separator, @bracketed].hash
-      end
-
-      # @return [::String]
-      def inspect
-        separator = @separator == ' ' || @separator.nil? ? ' ' : "#{@separator} "
-        body = @contents.map(&:inspect).join(separator)
-        body = "(#{body},)" if @contents.length == 1 && @separator == ',' && !bracketed?
-        body = '()' if @contents.empty? && !bracketed?
-        bracketed? ? "[#{body}]" : body
       end
     end
   end

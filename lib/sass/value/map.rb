@@ -15,14 +15,13 @@ module Sass
       attr_reader :contents
 
       # @param contents [Hash{Value => Value}]
+      # @raise [ScriptError] unless +contents+ is a Hash of values to values
       def initialize(contents = {})
-        unless contents.respond_to?(:each_pair)
-          raise ArgumentError, "map contents must be a Hash of Sass::Value, got #{contents.inspect}"
-        end
+        raise Sass::ScriptError, "invalid contents #{contents.inspect}" unless contents.respond_to?(:each_pair)
 
         @contents = contents.to_h.each_pair do |key, value|
           unless key.is_a?(Value) && value.is_a?(Value)
-            raise ArgumentError, "map keys and values must be Sass::Value, got #{key.inspect} => #{value.inspect}"
+            raise Sass::ScriptError, "invalid entry #{key.inspect} => #{value.inspect}"
           end
         end.dup.freeze
       end
@@ -37,6 +36,11 @@ module Sass
         contents.map { |key, value| Sass::Value::List.new([key, value], separator: ' ') }
       end
 
+      # @return [Hash{Value => Value}] the contents
+      def to_h
+        contents
+      end
+
       # @return [Map] self
       def to_map
         self
@@ -47,13 +51,11 @@ module Sass
         self
       end
 
-      # With a {Value} key: the value for that key. With a number: the entry
-      # at that 0-based index (as {Value#at}).
+      # With a number: the entry at that 0-based index (as {Value#at}).
+      # Otherwise: the value for that key.
       # @return [Value, nil]
       def at(index)
-        return contents[index] if index.is_a?(Value)
-
-        super
+        index.is_a?(Numeric) ? super : contents[index]
       end
       alias [] at
 
@@ -71,11 +73,6 @@ module Sass
         return EMPTY_HASH if contents.empty?
 
         @hash ||= contents.hash
-      end
-
-      # @return [::String]
-      def inspect
-        "(#{contents.map { |key, value| "#{key.inspect}: #{value.inspect}" }.join(', ')})"
       end
     end
   end

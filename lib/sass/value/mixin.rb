@@ -17,11 +17,6 @@ module Sass
       def assert_mixin(_name = nil)
         self
       end
-
-      # @return [::String]
-      def inspect
-        "get-mixin(#{@id})"
-      end
     end
   end
 end

@@ -47,11 +47,6 @@ module Sass
       def hash
         Null.hash
       end
-
-      # @return [::String]
-      def inspect
-        'null'
-      end
     end
   end
 end

@@ -12,8 +12,9 @@ module Sass
     # @see https://sass-lang.com/documentation/js-api/classes/sassnumber/
     class Number
       include Value
+      include CalculationValue
 
-      # @return [Float]
+      # @return [Numeric]
       attr_reader :value
 
       # @return [Array<::String>]
@@ -22,14 +23,16 @@ module Sass
       # @return [Array<::String>]
       attr_reader :denominator_units
 
-      # @param value [Numeric]
+      # @param value [Numeric] kept as given (an Integer stays an Integer)
+      #   unless units cancel out
       # @param unit [::String, Hash, nil] a single numerator unit, or
       #   +{ numerator_units: [...], denominator_units: [...] }+
+      # @raise [ScriptError] for a value that is not a real number, or units
+      #   that are not a String or Arrays of Strings
       def initialize(value, unit = nil)
-        raise ArgumentError, "a Sass number needs a Numeric, got #{value.inspect}" unless value.is_a?(Numeric)
+        raise Sass::ScriptError, "invalid value #{value.inspect}" unless value.is_a?(Numeric) && value.real?
 
         numerators, denominators = Units.parse(unit)
-        value = value.to_f
         unless numerators.empty? || denominators.empty?
           value, numerators, denominators = Units.simplify(value, numerators, denominators)
         end
@@ -79,7 +82,7 @@ module Sass
       # @return [Integer] the integer value
       # @raise [ScriptError] unless the value is an integer (within 1e-11)
       def assert_integer(name = nil)
-        to_i || raise(Sass::ScriptError.new("#{self} is not an int.", name))
+        to_i || raise(Sass::ScriptError.new("#{inspect} is not an integer", name))
       end
 
       # @param min [Numeric]
@@ -91,7 +94,7 @@ module Sass
         result = FuzzyMath.between(value, min, max)
         return result unless result.nil?
 
-        raise Sass::ScriptError.new("#{self} must be between #{min}#{unit_string} and #{max}#{unit_string}.", name)
+        raise Sass::ScriptError.new("#{value} must be between #{min} and #{max}.", name)
       end
 
       # @return [Number] self
@@ -99,7 +102,7 @@ module Sass
       def assert_unitless(name = nil)
         return self if unitless?
 
-        raise Sass::ScriptError.new("Expected #{self} to have no units.", name)
+        raise Sass::ScriptError.new("Expected #{inspect} to have no units", name)
       end
 
       # @return [Number] self
@@ -107,7 +110,7 @@ module Sass
       def assert_unit(unit, name = nil)
         return self if unit?(unit)
 
-        raise Sass::ScriptError.new("Expected #{self} to have unit #{unit.inspect}.", name)
+        raise Sass::ScriptError.new("Expected #{inspect} to have unit #{unit.inspect}", name)
       end
 
       # The same quantity in other (compatible) units.
@@ -117,12 +120,12 @@ module Sass
       # @raise [ScriptError] if the units are not compatible
       def convert(new_numerator_units, new_denominator_units, name = nil)
         Number.new(convert_value(new_numerator_units, new_denominator_units, name),
-                   { numerator_units: new_numerator_units, denominator_units: new_denominator_units })
+                   { numerator_units: Array(new_numerator_units), denominator_units: Array(new_denominator_units) })
       end
 
-      # @return [Float] the value of {#convert}
+      # @return [Numeric] the value of {#convert}
       def convert_value(new_numerator_units, new_denominator_units, name = nil)
-        converted(Array(new_numerator_units), Array(new_denominator_units), allow_unitless: false, name:)
+        converted([Array(new_numerator_units), Array(new_denominator_units)], allow_unitless: false, name:)
       end
 
       # {#convert} to +other+'s units.
@@ -133,9 +136,9 @@ module Sass
                    { numerator_units: other.numerator_units, denominator_units: other.denominator_units })
       end
 
-      # @return [Float] the value of {#convert_to_match}
+      # @return [Numeric] the value of {#convert_to_match}
       def convert_value_to_match(other, name = nil, other_name = nil)
-        converted(other.numerator_units, other.denominator_units, allow_unitless: false, name:, other_name:)
+        converted([other.numerator_units, other.denominator_units], allow_unitless: false, name:, other:, other_name:)
       end
 
       # Like {#convert}, except that a unitless number takes the new units as
@@ -143,12 +146,18 @@ module Sass
       # @return [Number]
       def coerce(new_numerator_units, new_denominator_units, name = nil)
         Number.new(coerce_value(new_numerator_units, new_denominator_units, name),
-                   { numerator_units: new_numerator_units, denominator_units: new_denominator_units })
+                   { numerator_units: Array(new_numerator_units), denominator_units: Array(new_denominator_units) })
       end
 
-      # @return [Float] the value of {#coerce}
+      # @return [Numeric] the value of {#coerce}
       def coerce_value(new_numerator_units, new_denominator_units, name = nil)
-        converted(Array(new_numerator_units), Array(new_denominator_units), allow_unitless: true, name:)
+        converted([Array(new_numerator_units), Array(new_denominator_units)], allow_unitless: true, name:)
+      end
+
+      # @param unit [::String]
+      # @return [Numeric] the value of {#coerce} to the single unit +unit+
+      def coerce_value_to_unit(unit, name = nil)
+        coerce_value([unit], [], name)
       end
 
       # {#coerce} to +other+'s units.
@@ -159,9 +168,9 @@ module Sass
                    { numerator_units: other.numerator_units, denominator_units: other.denominator_units })
       end
 
-      # @return [Float] the value of {#coerce_to_match}
+      # @return [Numeric] the value of {#coerce_to_match}
       def coerce_value_to_match(other, name = nil, other_name = nil)
-        converted(other.numerator_units, other.denominator_units, allow_unitless: true, name:, other_name:)
+        converted([other.numerator_units, other.denominator_units], allow_unitless: true, name:, other:, other_name:)
       end
 
       # @return [::Boolean] whether both have compatible units and values
@@ -182,38 +191,44 @@ module Sass
         [FuzzyMath.hash_number(canonical), numerators.sort, denominators.sort].hash
       end
 
-      # @return [::String] the number as Sass writes it (complex units shown as
-      #   +px*em/s+)
-      def inspect
-        "#{Units.format_value(value)}#{unit_string}"
-      end
-
       private
 
-      def unit_string
-        units = numerator_units.join('*')
-        units += "/#{denominator_units.join('*')}" unless denominator_units.empty?
-        units
-      end
-
-      def converted(numerators, denominators, allow_unitless:, name: nil, other_name: nil)
+      # @param units [Array(Array<::String>, Array<::String>)] the numerator
+      #   and denominator units to convert to
+      def converted(units, allow_unitless:, name: nil, other: nil, other_name: nil)
+        numerators, denominators = units
         return value if numerators == numerator_units && denominators == denominator_units
         return value if allow_unitless && (unitless? || (numerators.empty? && denominators.empty?))
 
         unless Units.compatible?(numerator_units, numerators) && Units.compatible?(denominator_units, denominators)
-          raise Sass::ScriptError.new(incompatible_message(numerators, denominators, other_name), name)
+          raise Sass::ScriptError.new(incompatible_message(numerators, denominators, other, other_name), name)
         end
 
         Units.convert(Units.convert(value, numerator_units, numerators, :numerator),
                       denominator_units, denominators, :denominator)
       end
 
-      def incompatible_message(numerators, denominators, other_name)
-        units = numerators.join('*')
-        units += "/#{denominators.join('*')}" unless denominators.empty?
-        units = 'no units' if units.empty?
-        units = "$#{other_name} (#{units})" if other_name
-        "Expected #{self} to have units compatible with #{units}."
+      # The message Sass gives when units do not convert: naming the other
+      # number if there is one, otherwise the units expected (or their kind).
+      def incompatible_message(numerators, denominators, other, other_name)
+        target_unitless = numerators.empty? && denominators.empty?
+        unless other.nil?
+          message = +"#{inspect} and"
+          message << " $#{other_name}:" unless other_name.nil?
+          message << " #{other.inspect} have incompatible units"
+          message << " (one has units and the other doesn't)" if unitless? || target_unitless
+          return message
+        end
+        return "Expected #{inspect} to have no units" if target_unitless
+
+        type = Units.type(numerators.first) if numerators.length == 1 && denominators.empty?
+        if type
+          article = type.start_with?('a', 'e', 'i', 'o', 'u') ? 'an' : 'a'
+          return "Expected #{inspect} to have #{article} #{type} unit (#{Units::UNITS_BY_TYPE[type].join(', ')})"
+        end
+
+        plural = numerators.length + denominators.length > 1 ? 's' : ''
+        "Expected #{inspect} to have unit#{plural} #{Units.describe(numerators, denominators)}"
       end
     end
   end

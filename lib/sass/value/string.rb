@@ -6,16 +6,16 @@ module Sass
     # @see https://sass-lang.com/documentation/js-api/classes/sassstring/
     class String
       include Value
+      include CalculationValue
 
       # @return [::String] the string's contents, without quotes
       attr_reader :text
 
       # @param text [::String]
       # @param quoted [Boolean] whether the string is quoted
+      # @raise [ScriptError] if +text+ is not a String
       def initialize(text = '', quoted: true)
-        unless text.respond_to?(:to_str)
-          raise ArgumentError, "Sass::Value::String.new needs a String, got #{text.inspect}"
-        end
+        raise Sass::ScriptError, "invalid text #{text.inspect}" unless text.respond_to?(:to_str)
 
         @text = text.to_str.encode(Encoding::UTF_8).freeze
         @quoted = quoted ? true : false
@@ -26,8 +26,33 @@ module Sass
         @quoted
       end
 
+      # @return [::String] the text, so that a Sass string can stand for a
+      #   Ruby one
+      def to_str
+        text
+      end
+
+      # @param other [::String, String] text to append
+      # @return [String] a string with +other+'s text after this one's, quoted
+      #   as this one is
+      # @raise [TypeError] if +other+ is not a string
+      def +(other)
+        raise TypeError, "no implicit conversion of #{other.class} into String" unless other.respond_to?(:to_str)
+
+        Sass::Value::String.new(text + other.to_str, quoted: quoted?)
+      end
+
       # @return [String] self
       def assert_string(_name = nil)
+        self
+      end
+
+      # @return [String] self, if unquoted
+      # @raise [ScriptError] for a quoted string, which a calculation cannot
+      #   hold
+      def assert_calculation_value(name = nil)
+        raise Sass::ScriptError.new("Expected #{self} to be an unquoted string.", name) if quoted?
+
         self
       end
 
@@ -38,12 +63,13 @@ module Sass
       # @param name [::String, nil]
       # @return [Integer]
       def sass_index_to_string_index(sass_index, name = nil)
-        index = sass_index.assert_number(name).assert_unitless(name).assert_integer(name)
-        raise Sass::ScriptError.new('String index may not be 0.', name) if index.zero?
+        index = sass_index.assert_number(name).assert_integer(name)
+        raise Sass::ScriptError.new('String index may not be 0', name) if index.zero?
 
         length = text.length
         if index.abs > length
-          raise Sass::ScriptError.new("Invalid index #{sass_index} for a string with #{length} characters.", name)
+          raise Sass::ScriptError.new("Invalid index #{sass_index.inspect} for a string with #{length} characters",
+                                      name)
         end
 
         index.negative? ? length + index : index - 1
@@ -60,18 +86,13 @@ module Sass
         @hash ||= text.hash
       end
 
+      # The string as Sass writes it: a quoted string in quotes, with the
+      # escapes Sass uses, so that it reads back as the same string.
       # @return [::String]
-      def inspect
-        quoted? ? Sass::Value::String.quote(text) : text
+      def to_s
+        quoted? ? Serializer.quoted_string(text) : Serializer.unquoted_string(text)
       end
-
-      # @return [::String] +text+ in double quotes, escaped as Sass would
-      def self.quote(text)
-        escaped = text.gsub(/["\\]|[\u0000-\u001f\u007f]/) do |char|
-          %w[" \\].include?(char) ? "\\#{char}" : "\\#{char.ord.to_s(16)} "
-        end
-        "\"#{escaped}\""
-      end
+      alias inspect to_s
     end
   end
 end

@@ -44,22 +44,16 @@ module Sass
           end
         end
 
-        # @raise [ArgumentError] for a channel not in +space+ or a bad alpha
+        # @raise [ScriptError] for a channel not in +space+ or a bad alpha
         def check(space, changes)
-          unknown = changes.keys - space.channels - ['alpha']
-          unless unknown.empty?
-            raise ArgumentError,
-                  "#{space.name} has no channel#{'s' if unknown.length > 1} named #{unknown.join(', ')} " \
-                  "(its channels are #{space.channels.join(', ')} and alpha)"
-          end
+          unknown = changes.keys.find { |name| !space.channels.include?(name) && name != 'alpha' }
+          raise Sass::ScriptError.new("`#{unknown}` is not a valid channel in `#{space.name}`.", unknown) if unknown
 
-          alpha = changes['alpha']
-          return if alpha.nil? || (alpha.is_a?(Numeric) && alpha.real? && FuzzyMath.between(alpha.to_f, 0.0, 1.0))
-
-          raise ArgumentError, "alpha must be nil or a number between 0 and 1, got #{alpha.inspect}"
+          Construction.alpha_value(changes['alpha'])
         end
 
-        # The legacy behaviour: a nil or absent channel keeps its value.
+        # The legacy behaviour: a nil or absent channel keeps its value (or
+        # stays missing).
         # @return [Color] in +space+
         def legacy(color, space, changes)
           if (space.channels & changes.keys).any? { |name| changes[name].nil? }
@@ -68,8 +62,10 @@ module Sass
           if changes.key?('alpha') && changes['alpha'].nil?
             Color.deprecation('null-alpha', 'Passing alpha: nil without setting space: is deprecated.')
           end
-          values = space.channels.map { |name| changes[name].nil? ? color.channel(name) : changes[name] }
-          alpha = changes['alpha'].nil? ? color.alpha : changes['alpha']
+          values = space.channels.each_with_index.map do |name, i|
+            changes[name].nil? ? color.channels_or_nil[i] : changes[name]
+          end
+          alpha = changes['alpha'].nil? ? color.send(:alpha_or_nil) : changes['alpha']
           Color.new(**keywords(space, values), alpha:, space: space.name)
         end
 

@@ -8,74 +8,63 @@ module Sass
       module Construction
         module_function
 
+        # The legacy spaces, by the channel keywords that imply them when no
+        # +space:+ is given.
+        IMPLIED_SPACES = {
+          'rgb' => %i[red green blue], 'hsl' => %i[hue saturation lightness], 'hwb' => %i[hue whiteness blackness]
+        }.freeze
+
         # @param options [Hash{Symbol => Object}]
-        # @return [Array(Space, Array<Float, nil>, Float or nil)]
-        # @raise [ArgumentError] for a wrong space, keyword or value
+        # @return [Array(Space, Array<Numeric, nil>, Numeric or nil)]
+        # @raise [ScriptError] for a wrong space, keyword or value
         def parse(options)
           space = construction_space(options)
           keys = space.channels.map(&:to_sym)
-          check_keywords(space, options, keys)
+          check_keywords(space, options.keys - [:space], keys)
           channels = keys.map { |key| channel_value(options[key], key) }
           if options.key?(:alpha) && options[:alpha].nil? && options[:space].nil?
             Color.deprecation('null-alpha', 'Passing alpha: nil without setting space: is deprecated.')
           end
-          [space, channels, options.key?(:alpha) ? alpha_value(options[:alpha]) : 1.0]
+          [space, channels, options.key?(:alpha) ? alpha_value(options[:alpha]) : 1]
         end
 
         # @return [Space] the space named by +space:+, or the legacy space
-        #   the channel keywords imply
+        #   whose three channels are all given
         def construction_space(options)
           return Space.fetch(options[:space]) unless options[:space].nil?
-          return Space.fetch('rgb') if options.key?(:red)
-          return Space.fetch('hsl') if options.key?(:saturation)
-          return Space.fetch('hwb') if options.key?(:whiteness)
 
-          raise ArgumentError,
-                'cannot tell the color space: pass space:, or red:, green:, blue: (rgb), ' \
-                'hue:, saturation:, lightness: (hsl) or hue:, whiteness:, blackness: (hwb)'
+          name, = IMPLIED_SPACES.find { |_, keys| keys.all? { |key| options.key?(key) } }
+          raise Sass::ScriptError.new('No color space found', 'space') if name.nil?
+
+          Space.fetch(name)
         end
 
-        # @raise [ArgumentError] unless the keywords are exactly the space's
-        #   channels, plus optionally +alpha:+ and +space:+
-        def check_keywords(space, options, keys)
-          expected = "#{keys.map { |key| "#{key}:" }.join(', ')} (and optionally alpha:)"
-          unknown = options.keys - keys - %i[alpha space]
-          unless unknown.empty?
-            raise ArgumentError,
-                  "unknown keyword#{'s' if unknown.length > 1} #{unknown.map(&:inspect).join(', ')} " \
-                  "for a color in #{space.name}: expected #{expected}"
-          end
+        # @raise [ScriptError] for a keyword that is neither a channel of
+        #   +space+ nor +alpha:+
+        def check_keywords(space, given, keys)
+          unknown = given.find { |key| !keys.include?(key) && key != :alpha }
+          return if unknown.nil?
 
-          missing = keys - options.keys
-          return if missing.empty?
-
-          raise ArgumentError,
-                "missing keyword#{'s' if missing.length > 1} #{missing.map(&:inspect).join(', ')} " \
-                "for a color in #{space.name} (pass nil for a missing channel): expected #{expected}"
+          raise Sass::ScriptError.new("`#{unknown}` is not a valid channel in `#{space.name}`.", unknown)
         end
 
-        # @return [Float, nil]
-        # @raise [ArgumentError] unless +value+ is a real number or nil
+        # @return [Numeric, nil] +value+ as given (nil for missing)
+        # @raise [ScriptError] unless +value+ is a real number or nil
         def channel_value(value, name)
           return nil if value.nil?
-          unless value.is_a?(Numeric) && value.real?
-            raise ArgumentError, "#{name} must be a real Numeric or nil (missing), got #{value.inspect}"
-          end
+          return value if value.is_a?(Numeric) && value.real?
 
-          value.to_f
+          raise Sass::ScriptError.new("#{value.inspect} is not a number", name)
         end
 
-        # @return [Float, nil] +value+ as is if from 0 to 1, or 0 or 1 if just
-        #   outside but fuzzily equal
-        # @raise [ArgumentError] unless +value+ is nil or between 0 and 1
+        # @return [Numeric, nil] +value+ as given (nil for missing)
+        # @raise [ScriptError] unless +value+ is nil or (fuzzily) between 0
+        #   and 1
         def alpha_value(value)
-          return nil if value.nil?
+          return nil if channel_value(value, :alpha).nil?
+          return value unless FuzzyMath.between(value, 0, 1).nil?
 
-          number = channel_value(value, :alpha)
-          return number if number >= 0 && number <= 1
-
-          FuzzyMath.between(number, 0.0, 1.0) ||
-            raise(ArgumentError, "alpha must be between 0 and 1, got #{value.inspect}")
+          raise Sass::ScriptError.new("#{value} must be between 0 and 1.", 'alpha')
         end
       end
 

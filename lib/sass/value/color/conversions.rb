@@ -55,13 +55,13 @@ module Sass
         }.freeze
 
         # @param from [Space]
-        # @param channels [Array<Float, nil>] in +from+, nil for missing
+        # @param channels [Array<Numeric, nil>] in +from+, nil for missing
         # @param to [Space]
         # @return [Array<Float, nil>] the channels in +to+, nil for missing
         def convert(from, channels, to)
           return channels if from == to
 
-          values = numbers(from, channels.map { |value| value || 0.0 }, to)
+          values = numbers(from, channels.map { |value| value.nil? ? 0.0 : value.to_f }, to)
           mark_missing(from, channels, to, values)
         end
 

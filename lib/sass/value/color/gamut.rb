@@ -48,7 +48,7 @@ module Sass
           channels = color.channels_or_nil.zip(space.ranges).map do |value, range|
             next value if value.nil? || range.nil?
 
-            value.nan? ? range[0] : value.clamp(*range)
+            value.to_f.nan? ? range[0] : value.clamp(*range)
           end
           Color.send(:for_space, space, channels, color.send(:alpha_or_nil))
         end

@@ -113,30 +113,33 @@ module Sass
         # @param method [::String, Symbol, nil]
         # @return [::String, nil] the hue interpolation method, +shorter+ by
         #   default for a polar space
-        # @raise [ArgumentError] for an unknown method, or one for a
-        #   rectangular space
+        # @raise [ScriptError] for an unknown method, or one for a rectangular
+        #   space
         def hue_method(space, method)
           return (space.polar? ? 'shorter' : nil) if method.nil?
 
-          method = method.to_s if method.is_a?(Symbol)
-          unless HUE_METHODS.include?(method)
-            raise ArgumentError, "method: must be one of #{HUE_METHODS.join(', ')}, got #{method.inspect}"
+          unless (method.is_a?(::String) || method.is_a?(Symbol)) && HUE_METHODS.include?(method.to_s)
+            raise Sass::ScriptError, "Unknown hue interpolation method \"#{method}\"."
           end
-          raise ArgumentError, "method: applies only to polar spaces, not #{space.name}" unless space.polar?
 
-          method
+          unless space.polar?
+            raise Sass::ScriptError,
+                  "Hue interpolation method may not be set for rectangular color space #{space.name}."
+          end
+
+          method.to_s
         end
 
-        # @return [Float] the weight (0.5 for nil), 0 or 1 if it fuzzily
+        # @return [Numeric] the weight (0.5 for nil), 0 or 1 if it fuzzily
         #   equals one
-        # @raise [ArgumentError] unless it is a number from 0 to 1
+        # @raise [ScriptError] unless it is a number from 0 to 1
         def weight(weight)
           return 0.5 if weight.nil?
 
-          number = weight.to_f if weight.is_a?(Numeric) && weight.real?
-          return FuzzyMath.between(number, 0.0, 1.0) if number && FuzzyMath.between(number, 0.0, 1.0)
+          number = FuzzyMath.between(weight, 0, 1) if weight.is_a?(Numeric) && weight.real?
+          return number unless number.nil?
 
-          raise ArgumentError, "weight: must be a number between 0 and 1, got #{weight.inspect}"
+          raise Sass::ScriptError.new("Expected #{weight.inspect} to be within 0 and 1.", 'weight')
         end
       end
 

@@ -74,33 +74,25 @@ module Sass
         end
 
         # @param name [::String, Symbol] a channel of this space, or +alpha+
-        # @return [::String] the name as a String
-        # @raise [ArgumentError] if this space has no such channel
-        def check_channel(name)
-          unless name.is_a?(::String) || name.is_a?(Symbol)
-            raise ArgumentError, "a channel name must be a String or Symbol, got #{name.inspect}"
-          end
+        # @return [::String, nil] the name as a String, nil if this space has
+        #   no such channel
+        def channel_name(name)
+          return nil unless name.is_a?(::String) || name.is_a?(Symbol)
 
           name = name.to_s
-          return name if name == 'alpha' || channels.include?(name)
-
-          raise ArgumentError,
-                "#{self.name} has no channel named #{name.inspect} (its channels are #{channels.join(', ')} and alpha)"
+          name if name == 'alpha' || channels.include?(name)
         end
 
         # Looks a space up by name (a String or Symbol, any case).
         # @param name [::String, Symbol]
+        # @param argument [::String, nil] the argument's name, for the error
         # @return [Space]
-        # @raise [ArgumentError] for an unknown space
-        def self.fetch(name)
-          unless name.is_a?(::String) || name.is_a?(Symbol)
-            raise ArgumentError, "a color space must be a String or Symbol, got #{name.inspect}"
-          end
-
-          key = name.to_s.downcase
+        # @raise [ScriptError] for an unknown space
+        def self.fetch(name, argument = nil)
+          key = name.to_s.downcase if name.is_a?(::String) || name.is_a?(Symbol)
           key = 'xyz' if key == 'xyz-d65'
           SPACES.fetch(key) do
-            raise ArgumentError, "unknown color space #{name.to_s.inspect} (known spaces: #{NAMES.join(', ')})"
+            raise Sass::ScriptError.new("Unknown color space \"#{name}\".", argument)
           end
         end
 

@@ -4,7 +4,7 @@ module Sass
   module Value
     class Number
       # The unit arithmetic of numbers: parsing, compatibility, conversion,
-      # simplification, canonical forms for hashing, and formatting.
+      # simplification, canonical forms for hashing, and how messages name them.
       module Units
         # Units with a conversion factor: the canonical unit of their kind, and
         # how many of it one of them is.
@@ -20,25 +20,52 @@ module Sass
 
         module_function
 
+        # The kinds of units, as error messages name them, with the units of
+        # each kind in the order Sass lists them.
+        UNITS_BY_TYPE = {
+          'length' => %w[in cm pc mm q pt px], 'angle' => %w[deg grad rad turn], 'time' => %w[s ms],
+          'frequency' => %w[Hz kHz], 'pixel density' => %w[dpi dpcm dppx]
+        }.freeze
+
+        # @return [::String, nil] the kind of +unit+ (+length+, +angle+, ...)
+        def type(unit)
+          UNITS_BY_TYPE.find { |_, units| units.include?(unit) || (unit == 'Q' && units.include?('q')) }&.first
+        end
+
         # @return [Array(Array<::String>, Array<::String>)]
+        # @raise [ScriptError] unless +unit+ is nil, a String or a Hash of unit
+        #   lists
         def parse(unit)
           case unit
           when nil then [[], []]
           when ::String then [[unit.dup.freeze], []]
           when Hash
-            [unit_list(unit.fetch(:numerator_units, [])), unit_list(unit.fetch(:denominator_units, []))]
+            [unit_list(unit.fetch(:numerator_units, []), 'numerator_units'),
+             unit_list(unit.fetch(:denominator_units, []), 'denominator_units')]
           else
-            raise ArgumentError, "unit must be a String or a Hash of numerator/denominator units, got #{unit.inspect}"
+            raise Sass::ScriptError, "invalid unit #{unit.inspect}"
           end
         end
 
-        def unit_list(units)
-          units = units.to_a if units.respond_to?(:to_a) && !units.is_a?(::String)
-          Array(units).map do |unit|
-            raise ArgumentError, "units must be Strings, got #{unit.inspect}" unless unit.is_a?(::String)
-
-            unit.dup.freeze
+        def unit_list(units, name)
+          unless units.is_a?(Array) && units.all? { |unit| unit.is_a?(::String) }
+            raise Sass::ScriptError, "invalid #{name} #{units.inspect}"
           end
+
+          units.map { |unit| unit.dup.freeze }
+        end
+
+        # @return [::String] units as Sass writes them in messages: +px*em/s+,
+        #   +s^-1+, +(s*ms)^-1+, or +no units+
+        def describe(numerators, denominators)
+          if numerators.empty?
+            return 'no units' if denominators.empty?
+
+            return denominators.length == 1 ? "#{denominators.first}^-1" : "(#{denominators.join('*')})^-1"
+          end
+          return numerators.join('*') if denominators.empty?
+
+          "#{numerators.join('*')}/#{denominators.join('*')}"
         end
 
         # Whether two unit lists pair up one to one with each pair identical
@@ -88,15 +115,6 @@ module Sass
             true
           end
           [value, kept, remaining]
-        end
-
-        # Formats a value as Sass does: at most ten decimal digits, no
-        # trailing zeros.
-        def format_value(value)
-          return value.to_s.downcase unless value.finite?
-          return FuzzyMath.to_i(value).to_s if FuzzyMath.integer?(value)
-
-          format('%.10f', value).sub(/0+\z/, '').sub(/\.\z/, '')
         end
 
         # The value in canonical units, and those units (units without a
