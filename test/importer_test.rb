@@ -312,8 +312,11 @@ class ImporterTest < Minitest::Test
 
     program = File.absolute_path($PROGRAM_NAME)
     expected = File.file?(program) ? File.dirname(program) : Dir.pwd
-    assert_equal expected, Sass::NodePackageImporter.new.entry_point_directory
-    assert_raises(ArgumentError) { Sass::NodePackageImporter.new(42) }
+    assert_equal expected, Sass::NodePackageImporter.new(nil).entry_point_directory
+    # The directory is a required argument, as in the established gem.
+    assert_equal 1, Sass::NodePackageImporter.instance_method(:initialize).arity
+    assert_raises(ArgumentError) { Sass::NodePackageImporter.new }
+    assert_raises(TypeError) { Sass::NodePackageImporter.new(42) }
   end
 
   def test_gem_package_importer_resolves_pkg_urls_from_installed_gems
