@@ -2,6 +2,7 @@
 
 require_relative 'test_helper'
 require 'json'
+require 'minitest/mock'
 
 class CompileTest < Minitest::Test
   def test_compile_string_returns_css
