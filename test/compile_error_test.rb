@@ -43,30 +43,78 @@ class CompileErrorTest < Minitest::Test
     end
   end
 
-  def test_full_message_is_the_formatted_message
+  FORMATTED = "Error: Expected expression.\n  ╷\n1 │ a { b: }\n  │        ^\n  ╵\n  - 1:8  root stylesheet"
+
+  def test_detailed_message_is_the_formatted_message_naming_the_class
     error = compile_error('a { b: }')
-    assert_equal "Error: Expected expression.\n  ╷\n1 │ a { b: }\n  │        ^\n  ╵\n  - 1:8  root stylesheet",
-                 error.full_message
-    assert_equal error.full_message, error.full_message(highlight: false, order: :top)
+    assert_equal 'Expected expression.', error.message
+    assert_equal FORMATTED.sub('expression.', 'expression. (Sass::CompileError)'),
+                 error.detailed_message(highlight: false)
   end
 
-  def test_full_message_keeps_colors_only_when_highlighting
+  def test_detailed_message_keeps_colors_only_when_highlighting
     error = compile_error('a { b: }', alert_color: true)
-    assert_match(/\e\[31m/, error.full_message(highlight: true))
-    refute_match(/\e/, error.full_message(highlight: false))
-    assert_equal error.full_message(highlight: false), compile_error('a { b: }').full_message
+    highlighted = error.detailed_message(highlight: true)
+    assert_match(/\e\[31m/, highlighted)
+    assert_includes highlighted, "\e[1mExpected expression. (\e[1;4mSass::CompileError\e[m\e[1m)\e[m"
+    refute_match(/\e/, error.detailed_message(highlight: false))
+    assert_equal error.detailed_message(highlight: false), compile_error('a { b: }').detailed_message(highlight: false)
+  end
+
+  # What Ruby 3.2 and later print for an exception whose detailed message is
+  # +detailed+: the first backtrace line, the message, then the rest.
+  def expected_full_message(error, detailed)
+    "#{error.backtrace.first}: #{detailed}\n#{error.backtrace.drop(1).map { |line| "\tfrom #{line}\n" }.join}"
+  end
+
+  def test_full_message_is_the_detailed_message_then_the_backtrace
+    error = compile_error('a { b: }')
+    assert_equal expected_full_message(error, error.detailed_message(highlight: false)),
+                 error.full_message(highlight: false)
+    assert_equal error.full_message(highlight: false), error.full_message(highlight: false, order: :top)
+    assert(error.backtrace.any? { |line| line.include?(__FILE__) })
+
+    bottom = error.full_message(highlight: false, order: :bottom)
+    assert bottom.start_with?("Traceback (most recent call last):\n")
+    assert bottom.end_with?("#{error.backtrace.first}: #{error.detailed_message(highlight: false)}\n")
+
+    highlighted = compile_error('a { b: }', alert_color: true).full_message(highlight: true)
+    assert_includes highlighted, "\e[31m"
+    refute_match(/\e/, compile_error('a { b: }', alert_color: true).full_message(highlight: false))
+    assert_raises(ArgumentError) { error.full_message(highlight: 'yes') }
+    assert_raises(ArgumentError) { error.full_message(order: :middle) }
+  end
+
+  def test_full_message_follows_ruby_3_2_for_plain_messages_too
+    # Without a formatted message, the detailed message is Ruby's default; the
+    # format is then Ruby's own, which this Ruby (3.1 or later) prints the
+    # same way for a message without trailing newlines.
+    error = Sass::CompileError.new("first line\nsecond", nil, nil, nil, [])
+    begin
+      raise error, cause: IOError.new('the cause')
+    rescue Sass::CompileError => e
+      error = e
+    end
+    native = Exception.instance_method(:full_message)
+    [true, false].each do |highlight|
+      %i[top bottom].each do |order|
+        assert_equal native.bind_call(error, highlight:, order:), error.full_message(highlight:, order:),
+                     "highlight: #{highlight}, order: #{order}"
+      end
+    end
   end
 
   def test_to_css_shows_the_error_in_a_page
     error = compile_error('a { b: "*/ é" + }')
     css = error.to_css
-    assert_match(%r{\A/\* Error: Expected expression\.}, css)
+    assert_match(%r{\A/\* #{Regexp.escape(error.backtrace.first)}: Error: Expected expression\.}, css)
     refute_match(%r{\*/ é}, css.split("\n\n").first.sub(%r{ \*/\z}, ''), 'the comment cannot be closed early')
     assert_match(/body::before \{/, css)
-    assert_match(/content: "Error: Expected expression\.\\a /, css)
-    # The result is itself valid CSS.
+    assert_match(/content: ".*Error: Expected expression\. \(Sass::CompileError\)\\a /, css)
+    # The result is itself valid CSS, and shows the message.
     parsed = Sass.compile_string(css, syntax: :css, alert_color: false).css
     assert_match(/body::before/, parsed)
+    assert_includes Sass.compile_string(css).css, 'Error: Expected expression.'
   end
 
   def test_css_string_escapes
@@ -78,12 +126,38 @@ class CompileErrorTest < Minitest::Test
     assert_equal '"\e9 a"', Sass::CompileError.css_string('éa')
   end
 
-  def test_errors_raised_by_a_function_become_compile_errors_with_the_ruby_cause
+  def test_errors_raised_by_a_function_become_compile_errors_with_the_ruby_story
     functions = { 'fail()' => ->(_args) { raise ArgumentError, 'bad input from Ruby' } }
+    line = __LINE__ - 1
     error = compile_error('a { b: fail() }', functions:)
     assert_equal 'bad input from Ruby', error.message
     assert_kind_of ArgumentError, error.cause
-    assert(error.cause.backtrace.any? { |line| line.include?(__FILE__) })
+    assert_equal error.cause.backtrace, error.backtrace
+    assert_equal "#{__FILE__}:#{line}", error.backtrace.first[/\A[^:]+:\d+/]
     assert_match(/fail\(\)/, error.span.text)
+    full = error.full_message(highlight: false)
+    assert full.start_with?("#{error.backtrace.first}: Error: bad input from Ruby (Sass::CompileError)\n"), full
+    assert_includes full, "#{error.cause.backtrace.first}: bad input from Ruby (ArgumentError)", 'the cause is shown'
+  end
+
+  def test_errors_raised_by_importers_keep_their_backtrace_and_cause
+    importer = Object.new
+    def importer.canonicalize(*) = raise(IOError, 'disk on fire')
+    def importer.load(*) = nil
+    error = compile_error("@use 'x';", importers: [importer])
+    assert_kind_of IOError, error.cause
+    assert_equal error.cause.backtrace, error.backtrace
+    assert_match(/\A#{Regexp.escape(__FILE__)}:\d+:in `canonicalize'/, error.backtrace.first)
+
+    file_importer = { find_file_url: ->(*) { raise KeyError, 'no such key' } }
+    error = compile_error("@use 'x';", importers: [file_importer])
+    assert_kind_of KeyError, error.cause
+    assert_match(/\A#{Regexp.escape(__FILE__)}:\d+/, error.backtrace.first)
+  end
+
+  def test_errors_without_a_callback_failure_have_no_cause
+    error = compile_error('a { b: }', functions: { 'ok()' => ->(_) { Sass::Value::Null::NULL } })
+    assert_nil error.cause
+    assert_match(/compiler\.rb/, error.backtrace.first)
   end
 end

@@ -2,6 +2,7 @@
 
 require_relative 'test_helper'
 require 'json'
+require 'minitest/mock'
 
 class CompileTest < Minitest::Test
   def test_compile_string_returns_css
@@ -209,34 +210,87 @@ class CompileTest < Minitest::Test
     assert_raises(ArgumentError) { Sass.compile('x.scss', syntax: :scss) }
   end
 
-  def test_invalid_options_raise_argument_errors_that_name_the_option
+  def test_nil_booleans_are_false_as_in_the_established_gem
+    source = 'a { b: "é" }'
+    result = Sass.compile_string(source, charset: nil, source_map: nil, source_map_include_sources: nil,
+                                         alert_ascii: nil, quiet_deps: nil, verbose: nil)
+    assert_equal "a {\n  b: \"é\";\n}", result.css, 'charset: nil leaves the charset out'
+    assert_nil result.source_map
+    result = Sass.compile_string(source, source_map: true, source_map_include_sources: nil)
+    refute JSON.parse(result.source_map).key?('sourcesContent')
+
+    error = assert_raises(Sass::CompileError) { Sass.compile_string('a {', alert_ascii: nil, alert_color: false) }
+    assert_match(/│/, error.detailed_message(highlight: false), 'alert_ascii: nil allows Unicode')
+
+    in_tmpdir do |dir|
+      File.write(File.join(dir, '_dep.scss'), 'a { b: (4 / 2) }')
+      logger = RecordingLogger.new
+      Sass.compile_string("@use 'dep';", load_paths: [dir], quiet_deps: nil, logger:)
+      assert_equal 1, logger.warnings.length, 'quiet_deps: nil reports warnings from dependencies'
+    end
+    source = (1..8).map { |i| "a#{i} { b: (#{i} / 2) }" }.join("\n")
+    logger = RecordingLogger.new
+    Sass.compile_string(source, logger:, verbose: nil)
+    assert_operator(logger.warnings.count { |w| w[:deprecation] }, :<, 8, 'verbose: nil is terse')
+  end
+
+  def test_alert_color_nil_asks_whether_stderr_is_a_tty
+    [true, false].each do |tty|
+      Exception.stub(:to_tty?, tty) do
+        error = assert_raises(Sass::CompileError) { Sass.compile_string('a {', alert_color: nil) }
+        assert_equal tty, error.detailed_message(highlight: true).include?("\e[31m"), "tty: #{tty}"
+      end
+    end
+  end
+
+  def test_nil_lists_and_hashes_are_empty
+    result = Sass.compile_string('a { b: c }', load_paths: nil, importers: nil, functions: nil,
+                                               fatal_deprecations: nil, future_deprecations: nil,
+                                               silence_deprecations: nil, logger: nil, importer: nil, url: nil)
+    assert_equal "a {\n  b: c;\n}", result.css
+  end
+
+  def test_options_of_the_wrong_type_are_type_errors_that_name_the_option
     {
-      { style: :nested } => /style must be one of :expanded, :compressed/,
-      { syntax: :less } => /syntax must be one of/,
-      { source_map: 'yes' } => /source_map must be true or false/,
-      { charset: nil } => /charset must be true or false/,
+      { source_map: 'yes' } => /source_map must be true, false or nil, got "yes"/,
+      { charset: 1 } => /charset must be true, false or nil, got 1/,
+      { alert_color: 'auto' } => /alert_color must be true, false or nil/,
+      { quiet_deps: :yes } => /quiet_deps must be true, false or nil/,
       { load_paths: 'dir' } => /load_paths must be an Array/,
       { load_paths: [42] } => /load_paths must be a String or Pathname/,
+      { importers: {} } => /importers must be an Array/,
       { functions: [] } => /functions must be a Hash/,
-      { functions: { 'nope' => -> {} } } => /not a Sass function signature/,
-      { functions: { 'f()' => 42 } } => /must respond to call/,
-      { importers: [Object.new] } => /importers must hold importers/,
-      { importer: 42 } => /importer must hold importers/,
-      { logger: Object.new } => /logger must respond to warn/,
-      { fatal_deprecations: [1] } => /fatal_deprecations must list deprecation ids/,
-      { url: 42 } => nil
+      { fatal_deprecations: 'slash-div' } => /fatal_deprecations must be an Array/
     }.each do |options, message|
-      if message.nil?
-        # A URL that is not absolute is Sass's business, not an ArgumentError.
-        Sass.compile_string('a {b: c}', **options, logger: Sass::Logger.silent)
-        next
-      end
+      error = assert_raises(TypeError, options.inspect) { Sass.compile_string('a {b: c}', **options) }
+      assert_match message, error.message, options.inspect
+    end
+    assert_raises(TypeError) { Sass.compile_string(42) }
+    assert_raises(TypeError) { Sass.compile(42) }
+  end
+
+  def test_invalid_choices_and_missing_inputs_are_argument_errors
+    {
+      { style: :nested } => /style must be one of :expanded, :compressed/,
+      { style: nil } => /style must be one of :expanded, :compressed/,
+      { syntax: :less } => /syntax must be one of :scss, :indented, :css/,
+      { functions: { 'f()' => 42 } } => /must respond to call/,
+      { importers: [Object.new] } => /\Aimporter must be an Importer or a FileImporter\z/,
+      { importer: 42 } => /\Aimporter must be an Importer or a FileImporter\z/
+    }.each do |options, message|
       error = assert_raises(ArgumentError, options.inspect) { Sass.compile_string('a {b: c}', **options) }
       assert_match message, error.message, options.inspect
     end
-    assert_raises(ArgumentError) { Sass.compile_string(nil) }
-    assert_raises(ArgumentError) { Sass.compile(nil) }
-    assert_raises(ArgumentError) { Sass.compile_string(42) }
+    assert_equal 'source must be set', assert_raises(ArgumentError) { Sass.compile_string(nil) }.message
+    assert_equal 'path must be set', assert_raises(ArgumentError) { Sass.compile(nil) }.message
+  end
+
+  def test_what_the_compiler_judges_is_a_compile_error
+    # A URL that is not absolute, an unknown deprecation id: Sass's business.
+    Sass.compile_string('a {b: c}', url: 42, logger: Sass::Logger.silent)
+    logger = RecordingLogger.new
+    Sass.compile_string('a {b: c}', fatal_deprecations: [:'no-such-deprecation'], logger:)
+    assert_match(/no-such-deprecation/, logger.warnings.map { |w| w[:message] }.join)
   end
 
   def test_source_may_be_any_to_str_object_in_any_encoding

@@ -107,4 +107,54 @@ class CompilerTest < Minitest::Test
     assert_same Sass.send(:compiler), Sass.send(:compiler)
     assert_equal 10.0, Sass.send(:compiler).instance_variable_get(:@options)[:idle_timeout]
   end
+
+  # The established gem's public constants, outside the value types (whose
+  # own lists belong with them). Everything else is private.
+  PUBLIC_CONSTANTS = {
+    Sass => %i[CalculationValue CanonicalizeContext CompileError CompileResult Compiler Embedded GemPackageImporter
+               Logger NodePackageImporter ScriptError Value],
+    Sass::Compiler => [],
+    Sass::Embedded => %i[VERSION],
+    Sass::Logger => %i[SourceLocation SourceSpan],
+    Sass::CompileError => [],
+    Sass::CompileResult => [],
+    Sass::CanonicalizeContext => [],
+    Sass::NodePackageImporter => [],
+    Sass::GemPackageImporter => [],
+    Sass::Logger::SourceSpan => [],
+    Sass::Logger::SourceLocation => []
+  }.freeze
+
+  def test_only_the_established_public_constants_are_public
+    PUBLIC_CONSTANTS.each do |mod, names|
+      assert_equal names.sort, mod.constants(false).sort, mod.name
+    end
+    assert_raises(NameError) { Sass::Embedded::Host }
+    assert_raises(NameError) { Sass::Compiler::Session }
+    assert_raises(NameError) { Sass::Logger::Silent }
+  end
+
+  def test_internals_stay_reachable_with_const_get
+    assert_kind_of Class, Sass::Embedded.const_get(:Host)
+    assert_kind_of Class, Sass::Compiler.const_get(:Session)
+    assert_kind_of Class, Sass::Compiler.const_get(:Request)
+    assert_kind_of Module, Sass::Embedded.const_get(:CompilerCommand)
+    assert_kind_of Sass::Embedded.const_get(:Host), new_compiler.send(:host)
+  end
+
+  def test_sass_module_functions_match_the_established_api
+    assert_equal %i[compile compile_string info], (Sass.singleton_methods(false) & %i[compile compile_string info]).sort
+    refute Sass.respond_to?(:compiler), 'the shared compiler is private'
+    assert_equal %i[close closed? compile compile_string info], Sass::Compiler.public_instance_methods(false).sort
+    assert_equal %i[containing_url from_import],
+                 Sass::CanonicalizeContext.public_instance_methods(false).sort & %i[containing_url from_import]
+    assert_equal %i[css loaded_urls source_map], Sass::CompileResult.public_instance_methods(false).sort
+    assert_equal %i[column line offset],
+                 Sass::Logger::SourceLocation.public_instance_methods(false).sort & %i[column line offset]
+    assert_equal %i[context end start text url],
+                 Sass::Logger::SourceSpan.public_instance_methods(false).sort
+    %i[sass_stack span loaded_urls to_css detailed_message full_message sass_message].each do |name|
+      assert_includes Sass::CompileError.public_instance_methods, name
+    end
+  end
 end

@@ -77,13 +77,31 @@ class FunctionTest < Minitest::Test
     end
   end
 
-  def test_invalid_signatures_are_clear_errors_before_compiling
-    ['f', 'f(', '(x)', '1f()', ''].each do |signature|
-      error = assert_raises(ArgumentError, signature) { compile('a { b: c }', { signature => ->(_) {} }) }
-      assert_match(/is not a Sass function signature/, error.message)
+  def test_invalid_signatures_are_compile_errors_from_the_compiler
+    compiler = new_compiler
+    {
+      'f' => 'Invalid signature "f": expected "(".',
+      'f(' => 'Invalid signature "f(": expected ")".',
+      '(x)' => 'Invalid signature "(x)": Expected identifier.',
+      '1f()' => 'Invalid signature "1f()": Expected identifier.',
+      '' => 'Invalid signature "": Expected identifier.',
+      'f($a $b)' => 'Invalid signature "f($a $b)": expected ")".',
+      ' f()' => 'Invalid signature " f()": Expected identifier.'
+    }.each do |signature, message|
+      error = assert_raises(Sass::CompileError, signature) do
+        compiler.compile_string('a { b: c }', functions: { signature => ->(_) {} })
+      end
+      assert_equal message, error.message
+      assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css, 'the compiler keeps serving'
     end
-    error = assert_raises(Sass::CompileError) { compile('a { b: c }', { 'f($a $b)' => ->(_) {} }) }
-    assert_match(/expected/i, error.message)
+  end
+
+  def test_an_invalid_host_function_signature_is_the_functions_error
+    bad = Sass::Value::Function.new('bad') { |args| args[0] }
+    error = assert_raises(Sass::CompileError) do
+      compile("@use 'sass:meta'; a { b: meta.call(get(), 1) }", { 'get()' => ->(_) { bad } })
+    end
+    assert_equal 'Invalid signature "bad": expected "(".', error.message
   end
 
   def test_host_functions_as_first_class_values
@@ -91,7 +109,6 @@ class FunctionTest < Minitest::Test
     functions = { 'get-double()' => ->(_) { double } }
     source = "@use 'sass:meta'; a { b: meta.call(get-double(), 21); }"
     assert_equal "a {\n  b: 42;\n}", compile(source, functions)
-    assert_raises(ArgumentError) { Sass::Value::Function.new('bad') { nil } }
     assert_raises(ArgumentError) { Sass::Value::Function.new('f()') }
     assert_equal double, double
     assert_same double, double.assert_function

@@ -142,10 +142,94 @@ class ImporterTest < Minitest::Test
     error = assert_raises(Sass::CompileError) { Sass.compile_string("@use 'virtual:x';", importers: [bad]) }
     assert_match(/non-canonical/i, error.message)
 
-    [['Bad!'], [''], 'UPPER'].each do |schemes|
+    compiler = new_compiler
+    [['Bad!'], [''], 'UPPER', :'a b'].each do |schemes|
       invalid = { canonicalize: ->(*) {}, load: ->(*) {}, non_canonical_scheme: schemes }
-      error = assert_raises(ArgumentError) { Sass.compile_string('a { b: c }', importers: [invalid]) }
-      assert_match(/is not a valid non_canonical_scheme/, error.message)
+      error = assert_raises(Sass::CompileError, schemes.inspect) do
+        compiler.compile_string('a { b: c }', importers: [invalid])
+      end
+      assert_match(/isn't a valid URL scheme/, error.message)
+      assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css, 'the compiler keeps serving'
+    end
+    numeric = { canonicalize: ->(*) {}, load: ->(*) {}, non_canonical_scheme: [1] }
+    error = assert_raises(TypeError) { Sass.compile_string('a { b: c }', importers: [numeric]) }
+    assert_match(/non_canonical_scheme must be Strings, got 1/, error.message)
+  end
+
+  def test_an_importer_and_a_file_importer_at_once_is_an_argument_error
+    both = Object.new
+    def both.canonicalize(*) = nil
+    def both.load(*) = nil
+    def both.find_file_url(*) = nil
+    hash = { canonicalize: ->(*) {}, load: ->(*) {}, find_file_url: ->(*) {} }
+    [both, hash].each do |importer|
+      [{ importers: [importer] }, { importer: }].each do |options|
+        error = assert_raises(ArgumentError) { Sass.compile_string('a { b: c }', **options) }
+        assert_equal 'importer must be an Importer or a FileImporter', error.message
+      end
+    end
+    only_canonicalize = { canonicalize: ->(*) {} }
+    error = assert_raises(ArgumentError) { Sass.compile_string('a { b: c }', importers: [only_canonicalize]) }
+    assert_equal 'importer must be an Importer or a FileImporter', error.message
+  end
+
+  def test_hash_importer_entries_must_be_callable
+    {
+      { canonicalize: 'text', load: ->(*) {} } => /importer\[:canonicalize\] must respond to call, got "text"/,
+      { canonicalize: ->(*) {}, load: 42 } => /importer\[:load\] must respond to call, got 42/,
+      { find_file_url: :symbol } => /importer\[:find_file_url\] must respond to call, got :symbol/
+    }.each do |importer, message|
+      loaded = false
+      error = assert_raises(ArgumentError) do
+        Sass.compile_string('a { b: c }', importers: [importer], functions: { 'x()' => ->(_) { loaded = true } })
+      end
+      assert_match message, error.message
+      refute loaded
+    end
+  end
+
+  # Builds importers as Hashes of lambdas that call methods of the object that
+  # built them, as Rails and Jekyll plugins do.
+  class ThemeLoader
+    attr_reader :seen
+
+    def initialize
+      @seen = []
+    end
+
+    def importer
+      { canonicalize: ->(url, context) { canonical(url, context) }, load: ->(url) { stylesheet(url) } }
+    end
+
+    def file_importer(dir)
+      { find_file_url: ->(url, _context) { file_url(dir, url) } }
+    end
+
+    private
+
+    def canonical(url, context)
+      @seen << [url, context.from_import]
+      "theme:#{url.delete_prefix('theme:')}" if url.start_with?('theme:') || url == 'colors'
+    end
+
+    def stylesheet(url)
+      { contents: ".#{url.delete_prefix('theme:')} { from: #{self.class.name.split('::').last} }", syntax: :scss }
+    end
+
+    def file_url(dir, url) = ("file://#{dir}/_#{url}.scss" if url == 'on-disk')
+  end
+
+  def test_hash_of_lambdas_keeps_the_lambdas_self
+    loader = ThemeLoader.new
+    css = Sass.compile_string("@use 'colors';", importers: [loader.importer]).css
+    assert_equal ".colors {\n  from: ThemeLoader;\n}", css
+    assert_equal [['colors', false]], loader.seen
+    css = Sass.compile_string("@use 'sibling';", importer: loader.importer, url: 'theme:entry').css
+    assert_equal ".sibling {\n  from: ThemeLoader;\n}", css
+    in_tmpdir do |dir|
+      File.write(File.join(dir, '_on-disk.scss'), '.disk { ok: yes; }')
+      css = Sass.compile_string("@use 'on-disk';", importers: [loader.file_importer(dir)]).css
+      assert_equal ".disk {\n  ok: yes;\n}", css
     end
   end
 
@@ -228,8 +312,11 @@ class ImporterTest < Minitest::Test
 
     program = File.absolute_path($PROGRAM_NAME)
     expected = File.file?(program) ? File.dirname(program) : Dir.pwd
-    assert_equal expected, Sass::NodePackageImporter.new.entry_point_directory
-    assert_raises(ArgumentError) { Sass::NodePackageImporter.new(42) }
+    assert_equal expected, Sass::NodePackageImporter.new(nil).entry_point_directory
+    # The directory is a required argument, as in the established gem.
+    assert_equal 1, Sass::NodePackageImporter.instance_method(:initialize).arity
+    assert_raises(ArgumentError) { Sass::NodePackageImporter.new }
+    assert_raises(TypeError) { Sass::NodePackageImporter.new(42) }
   end
 
   def test_gem_package_importer_resolves_pkg_urls_from_installed_gems

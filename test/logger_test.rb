@@ -72,4 +72,56 @@ class LoggerTest < Minitest::Test
     assert_equal 'log disk full', error.message
     assert_equal "a {\n  b: c;\n}", Sass.compile_string('a { b: c }').css
   end
+
+  # A build tool's reporter that collects Sass messages with its own methods,
+  # through a Hash of lambdas.
+  class Reporter
+    attr_reader :lines
+
+    def initialize
+      @lines = []
+    end
+
+    def logger
+      {
+        warn: ->(message, deprecation:, span: nil) { record(deprecation ? 'deprecation' : 'warning', message, span) },
+        debug: ->(message, span:) { record('debug', message, span) }
+      }
+    end
+
+    private
+
+    def record(kind, message, span)
+      @lines << "#{kind}: #{message}#{" at #{span.start.line + 1}" if span}"
+    end
+  end
+
+  def test_hash_of_lambdas_keeps_the_lambdas_self_and_gets_the_keywords_it_declares
+    reporter = Reporter.new
+    Sass.compile_string(SOURCE, logger: reporter.logger)
+    assert_equal 'warning: careful', reporter.lines[0]
+    assert_equal 'debug: looking at 2', reporter.lines[1]
+    assert_match(%r{\Adeprecation: Using / for division.* at 3\z}m, reporter.lines[2])
+
+    options = []
+    positional = { warn: ->(message, opts) { options << [message, opts.deprecation, opts.span&.text] } }
+    Sass.compile_string("@warn 'w';", logger: positional)
+    assert_equal [['w', false, nil]], options
+  end
+
+  def test_hash_logger_entries_must_be_callable
+    [{ warn: 'loud' }, { debug: 42 }, { 'warn' => :symbol }].each do |logger|
+      error = assert_raises(ArgumentError, logger.inspect) { Sass.compile_string("@warn 'x';", logger:) }
+      assert_match(/\Alogger\[:(warn|debug)\] must respond to call, got /, error.message)
+    end
+  end
+
+  def test_any_object_is_a_logger_as_in_the_established_gem
+    _out, err = capture_subprocess_io do
+      Sass.compile_string("@warn 'to stderr';", logger: Object.new, alert_color: false)
+      Sass.compile_string("@warn 'also';", logger: {}, alert_color: false)
+    end
+    assert_match(/WARNING: to stderr/, err)
+    assert_match(/WARNING: also/, err)
+  end
 end

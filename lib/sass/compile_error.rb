@@ -2,6 +2,13 @@
 
 module Sass
   # Raised when a Sass compilation fails.
+  #
+  # {#message} is the Sass error message alone; {#detailed_message} is the
+  # compiler's formatted message (the error, the source it points at and the
+  # Sass stack), which +full_message+ follows with the Ruby backtrace, as Ruby
+  # 3.2 and later print any exception (and as this class prints itself on Ruby
+  # 3.1 too). When a custom function or importer raised, the backtrace is that
+  # exception's and {#cause} is the exception.
   # @see https://sass-lang.com/documentation/js-api/classes/exception/
   class CompileError < StandardError
     # @return [String, nil] the Sass stack trace: the loads, function calls and
@@ -16,14 +23,15 @@ module Sass
     attr_reader :loaded_urls
 
     # @param message [String] the Sass error message alone
-    # @param full_message [String, nil] the compiler's formatted message (with
-    #   span and stack; with ANSI colors if +alert_color+ was on)
+    # @param formatted [String, nil] the compiler's formatted message (with span
+    #   and stack; with ANSI colors if +alert_color+ was on)
     # @param sass_stack [String, nil]
     # @param span [Logger::SourceSpan, nil]
     # @param loaded_urls [Array<String>]
-    def initialize(message, full_message, sass_stack, span, loaded_urls)
+    # @!visibility private
+    def initialize(message, formatted, sass_stack, span, loaded_urls)
       super(message)
-      @full_message = full_message
+      @formatted = formatted
       @sass_stack = sass_stack
       @span = span
       @loaded_urls = loaded_urls
@@ -34,20 +42,39 @@ module Sass
       message
     end
 
-    # The compiler's formatted message: the error, the source it points at and
-    # the Sass stack.
-    # @param highlight [Boolean, nil] keep ANSI colors (when the compile asked
-    #   for them with +alert_color+); defaults to whether +$stderr+ is a TTY
+    # The compiler's formatted message, in which the error message carries the
+    # exception's class the way Ruby shows it (+Expected expression.
+    # (Sass::CompileError)+).
+    # @param highlight [Boolean, nil] whether to keep ANSI colors (the compiler's,
+    #   when the compile asked for them with +alert_color+, and Ruby's bold
+    #   message); defaults to whether +$stderr+ is a TTY
     # @return [String]
-    def full_message(highlight: nil, order: nil, **)
-      return super if @full_message.nil?
-
+    def detailed_message(highlight: nil, **)
       highlight = Exception.to_tty? if highlight.nil?
-      highlight ? +@full_message : @full_message.gsub(/\e\[[0-9;]*m/, '')
+      decorated = defined?(super) ? super(highlight:) : ErrorFormat.decorate(self.class, message, highlight)
+      return decorated if @formatted.nil?
+
+      detailed = @formatted.sub(message) { decorated }
+      highlight ? detailed : detailed.gsub(ErrorFormat::ANSI, '')
+    end
+
+    unless Exception.method_defined?(:detailed_message)
+      # What Ruby 3.2 and later make of {#detailed_message}: the first
+      # backtrace line, the detailed message, the rest of the backtrace, then
+      # the cause's. Ruby 3.1 builds +full_message+ from +message+ instead, so
+      # here it is built the 3.2 way.
+      # @param highlight [Boolean, nil]
+      # @param order [Symbol, nil] +:top+ or +:bottom+
+      # @return [String]
+      def full_message(highlight: nil, order: nil, **)
+        # Where an exception that was never raised says it is: the caller.
+        here = caller_locations(1, 1).first
+        ErrorFormat.full_message(self, highlight, order, "#{here.path}:#{here.lineno}:in `full_message'")
+      end
     end
 
     # A stylesheet that shows this error at the top of the page: a comment with
-    # the message, and a +body::before+ rule that displays it.
+    # the full message, and a +body::before+ rule that displays it.
     # @return [String]
     def to_css
       content = full_message(highlight: false, order: :top)
@@ -86,5 +113,130 @@ module Sass
       end
       "\"#{escaped.join}\""
     end
+
+    # How Ruby 3.2 formats an exception (error.c and eval_error.c), for Ruby
+    # 3.1, whose +Exception+ has no +detailed_message+.
+    module ErrorFormat
+      ANSI = /\e\[[0-9;]*m/
+      BOLD = "\e[1m"
+      UNDERLINE = "\e[1;4m"
+      RESET = "\e[m"
+
+      module_function
+
+      # Ruby's default detailed message (+rb_decorate_message+): the message
+      # with the class after its first line, bold when highlighting.
+      def decorate(klass, message, highlight)
+        message = message.to_s
+        name = klass.name || klass.inspect
+        if message.empty?
+          text = klass == RuntimeError ? 'unhandled exception' : name
+          return highlight ? "#{UNDERLINE}#{text}#{RESET}" : text
+        end
+
+        first, _, rest = message.partition("\n")
+        out = highlight ? "#{BOLD}#{first}" : first.dup
+        out << class_label(name, highlight) unless name.start_with?('#')
+        return out if rest.empty?
+        return out << "\n" << rest unless highlight
+
+        out << "\n" << rest.split(/(\n+)/).map do |part|
+          part.empty? || part.start_with?("\n") ? part : "#{BOLD}#{part}#{RESET}"
+        end.join
+      end
+
+      # " (ClassName)" after the first line of a message.
+      def class_label(name, highlight)
+        highlight ? " (#{UNDERLINE}#{name}#{RESET}#{BOLD})#{RESET}" : " (#{name})"
+      end
+
+      # The detailed message of any exception, as Ruby 3.2 asks for it.
+      def detailed(exception, highlight)
+        return exception.detailed_message(highlight:) if exception.respond_to?(:detailed_message)
+
+        decorate(exception.class, exception.message, highlight)
+      end
+
+      def full_message(exception, highlight, order, here)
+        unless highlight.nil? || highlight == true || highlight == false
+          raise ArgumentError, "expected true or false as highlight: #{highlight.inspect}"
+        end
+        unless [nil, :top, :bottom, 'top', 'bottom'].include?(order)
+          raise ArgumentError, "expected :top or :bottom as order: #{order.inspect}"
+        end
+
+        highlight = Exception.to_tty? if highlight.nil?
+        out = String.new(encoding: Encoding::UTF_8)
+        shown = {}.compare_by_identity
+        if order.to_s == 'bottom'
+          out << (highlight ? "#{BOLD}Traceback#{RESET}" : 'Traceback') << " (most recent call last):\n"
+          cause_reversed(out, exception, highlight, shown, here)
+          backtrace(out, exception.backtrace, reverse: true)
+          error_info(out, exception, highlight, here)
+        else
+          error_info(out, exception, highlight, here)
+          backtrace(out, exception.backtrace, reverse: false)
+          cause(out, exception, highlight, shown, here)
+        end
+        out
+      end
+
+      # The first backtrace line (or, never raised, +here+), then the detailed
+      # message.
+      def error_info(out, exception, highlight, here)
+        out << utf8(exception.backtrace&.first || here) << ': '
+        detailed = detailed(exception, highlight)
+        detailed = decorate(exception.class, '', highlight) if detailed.nil? || detailed.empty?
+        out << utf8(detailed) << "\n"
+      end
+
+      # The backtrace after its first line, each line as "\tfrom ...", numbered
+      # and last line first when reversed; Ruby's --backtrace-limit applies.
+      def backtrace(out, lines, reverse:)
+        return if lines.nil? || lines.length < 2
+
+        length = lines.length
+        width = (length - 1).to_s.length
+        limit = defined?(Thread::Backtrace.limit) ? Thread::Backtrace.limit : -1
+        skip = limit + 1 if limit >= 0 && length > limit + 2
+        index = 1
+        while index < length
+          if index == skip
+            out << "\t ... #{length - skip} levels...\n"
+            break
+          end
+          line = lines[reverse ? length - index : index]
+          out << "\t#{"#{(length - index).to_s.rjust(width)}: " if reverse}from #{utf8(line)}\n" if line.is_a?(String)
+          index += 1
+        end
+      end
+
+      def cause(out, exception, highlight, shown, here)
+        cause = exception.cause
+        return if !cause.is_a?(Exception) || shown.key?(cause)
+
+        shown[cause] = true
+        error_info(out, cause, highlight, here)
+        backtrace(out, cause.backtrace, reverse: false)
+        cause(out, cause, highlight, shown, here)
+      end
+
+      def cause_reversed(out, exception, highlight, shown, here)
+        cause = exception.cause
+        return if !cause.is_a?(Exception) || shown.key?(cause)
+
+        shown[cause] = true
+        cause_reversed(out, cause, highlight, shown, here)
+        backtrace(out, cause.backtrace, reverse: true)
+        error_info(out, cause, highlight, here)
+      end
+
+      def utf8(text)
+        text = text.to_s
+        text.encoding == Encoding::UTF_8 ? text : text.dup.force_encoding(Encoding::UTF_8)
+      end
+    end
+
+    private_constant :ErrorFormat
   end
 end

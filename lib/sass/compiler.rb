@@ -207,12 +207,18 @@ module Sass
 
     private
 
+    # A failure a callback (function, importer) caused keeps the callback's
+    # Ruby story: the CompileError takes the callback exception's backtrace as
+    # its own (so +full_message+ shows where the Ruby code failed) and the
+    # exception as its +cause+.
     def run(request)
       session = Session.new(request)
       result = host.compile(request.to_h, session)
-      raise result, cause: session.callback_error if result.is_a?(CompileError)
+      return result unless result.is_a?(CompileError)
 
-      result
+      callback_error = session.callback_error
+      result.set_backtrace(callback_error.backtrace) if callback_error&.backtrace
+      raise result, cause: callback_error
     end
 
     # The native host of this process. After +fork+, the child gets a host of
@@ -226,7 +232,8 @@ module Sass
 
         if @host.nil? || @host_pid != Process.pid
           command = Embedded.const_get(:CompilerCommand)
-          @host = Embedded::Host.new(command.resolve, @options.merge(startup_timeout: command.startup_timeout))
+          @host = Embedded.const_get(:Host).new(command.resolve,
+                                                @options.merge(startup_timeout: command.startup_timeout))
           @host_pid = Process.pid
         end
         @host

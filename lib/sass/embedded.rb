@@ -26,6 +26,10 @@ rescue LoadError
   require 'sass_embedded'
 end
 
+# The native host is an implementation detail, as the established gem's
+# internals are: Ruby code reaches it with +Embedded.const_get(:Host)+.
+Sass::Embedded.send(:private_constant, :Host)
+
 # The Sass module: compile Sass to CSS with Dart Sass, run as an embedded
 # compiler by a Rust host inside this process.
 #

@@ -9,16 +9,16 @@ module Sass
     attr_reader :entry_point_directory
 
     # @param entry_point_directory [String, Pathname, nil] where to start
-    #   looking for +node_modules+; defaults to the directory of the running
-    #   program (+$PROGRAM_NAME+), or the current directory if that is not a
-    #   file
-    def initialize(entry_point_directory = nil)
+    #   looking for +node_modules+ (required, as in the established gem); nil
+    #   means the directory of the running program (+$PROGRAM_NAME+), or the
+    #   current directory if that is not a file
+    def initialize(entry_point_directory)
       if entry_point_directory.nil?
         program = File.absolute_path($PROGRAM_NAME)
         entry_point_directory = File.file?(program) ? File.dirname(program) : Dir.pwd
       end
       unless entry_point_directory.respond_to?(:to_path) || entry_point_directory.respond_to?(:to_str)
-        raise ArgumentError, "entry_point_directory must be a path, got #{entry_point_directory.inspect}"
+        raise TypeError, "entry_point_directory must be a path, got #{entry_point_directory.inspect}"
       end
 
       path = entry_point_directory.respond_to?(:to_path) ? entry_point_directory.to_path : entry_point_directory.to_str

@@ -8,8 +8,14 @@ require_relative 'session/logger_registry'
 module Sass
   class Compiler
     # The options of one compile, checked and normalized before anything is
-    # sent: every wrong option is an +ArgumentError+ that names it. {#to_h} is
-    # the plain data the native host turns into a +CompileRequest+.
+    # sent, by the established gem's rules: +nil+ for a boolean is false (its
+    # protobuf default; +alert_color: nil+ asks whether +$stderr+ is a TTY),
+    # +nil+ for a list or a Hash is empty, a value of the wrong type is a
+    # +TypeError+ and a wrong choice an +ArgumentError+, each naming the
+    # option. What only the compiler can judge (function signatures,
+    # non-canonical schemes, deprecation ids, URLs) goes to the compiler, which
+    # answers with a {CompileError}. {#to_h} is the plain data the native host
+    # turns into a +CompileRequest+.
     class Request
       STYLES = %i[expanded compressed].freeze
       SYNTAXES = %i[scss indented css].freeze
@@ -55,7 +61,7 @@ module Sass
 
       def messages(alert_ascii, alert_color, quiet_deps, verbose)
         @data[:alert_ascii] = Request.boolean(alert_ascii, 'alert_ascii')
-        @data[:alert_color] = alert_color.nil? ? $stderr.tty? : Request.boolean(alert_color, 'alert_color')
+        @data[:alert_color] = alert_color.nil? ? Exception.to_tty? : Request.boolean(alert_color, 'alert_color')
         @data[:quiet_deps] = Request.boolean(quiet_deps, 'quiet_deps')
         @data[:verbose] = Request.boolean(verbose, 'verbose')
       end
@@ -76,7 +82,7 @@ module Sass
         # A String in UTF-8 from any +to_str+ object in any encoding that
         # converts to UTF-8.
         def utf8(value, name)
-          raise ArgumentError, "#{name} must be a String, got #{value.class}" unless value.respond_to?(:to_str)
+          raise TypeError, "#{name} must be a String, got #{value.inspect[0, 80]}" unless value.respond_to?(:to_str)
 
           string = value.to_str
           # The common case, valid UTF-8 already, is used as it is: the host
@@ -100,17 +106,20 @@ module Sass
           return value.to_path if value.respond_to?(:to_path)
           return value.to_str if value.respond_to?(:to_str)
 
-          raise ArgumentError, "#{name} must be a String or Pathname, got #{value.class}"
+          raise TypeError, "#{name} must be a String or Pathname, got #{value.inspect[0, 80]}"
         end
 
         def url(value)
           utf8(value.respond_to?(:to_str) ? value : value.to_s, 'url')
         end
 
+        # +true+ or +false+; +nil+ is false, as in the established gem (where
+        # it leaves the protobuf field at its default).
         def boolean(value, name)
-          return value if [true, false].include?(value)
+          return value if value.equal?(true) || value.equal?(false)
+          return false if value.nil?
 
-          raise ArgumentError, "#{name} must be true or false, got #{value.inspect}"
+          raise TypeError, "#{name} must be true, false or nil, got #{value.inspect[0, 80]}"
         end
 
         def choice(value, choices, name)
@@ -121,21 +130,19 @@ module Sass
                 "#{name} must be one of #{choices.map(&:inspect).join(', ')}, got #{value.inspect}"
         end
 
+        # An Array; +nil+ is an empty one.
         def list(value, name)
+          return [] if value.nil?
           return value.to_ary if value.respond_to?(:to_ary)
 
-          raise ArgumentError, "#{name} must be an Array, got #{value.inspect}"
+          raise TypeError, "#{name} must be an Array, got #{value.inspect[0, 80]}"
         end
 
+        # Deprecation ids or Dart Sass versions, as Strings (+to_s+ of each
+        # element, as the established gem sends them); the compiler judges
+        # them.
         def deprecations(value, name)
-          list(value, name).map do |deprecation|
-            deprecation = deprecation.id if deprecation.respond_to?(:id) && !deprecation.is_a?(String)
-            unless deprecation.is_a?(String) || deprecation.is_a?(Symbol)
-              raise ArgumentError, "#{name} must list deprecation ids, got #{deprecation.inspect}"
-            end
-
-            utf8(deprecation.to_s, name)
-          end
+          list(value, name).map { |deprecation| utf8(deprecation.to_s, name) }
         end
 
         def load_paths(value)

@@ -7,9 +7,6 @@ module Sass
       # host functions ({Value::Function} with a block) returned to Sass during
       # it, by id. Answers +FunctionCallRequest+s.
       class FunctionRegistry
-        # A Sass function signature: a name, then parenthesized parameters.
-        SIGNATURE = /\A\s*(-?[a-zA-Z_\u0080-\u{10ffff}][-\w\u0080-\u{10ffff}]*)\s*\(.*\)\s*\z/m
-
         # Host function ids must be unique across all compilations of the
         # process, so they come from one counter.
         @next_id = 0
@@ -25,10 +22,13 @@ module Sass
         # @return [Array<String>] the signatures to send to the compiler
         attr_reader :signatures
 
-        # @param functions [Hash{String, Symbol => #call}]
+        # @param functions [Hash{String, Symbol => #call}, nil] keyed by
+        #   signature; whether a signature is valid is for the compiler to
+        #   judge (it fails the compile if not)
         def initialize(functions)
+          functions = {} if functions.nil?
           unless functions.respond_to?(:each_pair)
-            raise ArgumentError, "functions must be a Hash of signatures to callables, got #{functions.inspect}"
+            raise TypeError, "functions must be a Hash of signatures to callables, got #{functions.inspect[0, 80]}"
           end
 
           @by_name = {}
@@ -40,7 +40,7 @@ module Sass
               raise ArgumentError, "function #{signature.inspect} must respond to call, got #{callable.inspect}"
             end
 
-            @by_name[signature[SIGNATURE, 1]] = callable
+            @by_name[FunctionRegistry.name(signature)] = callable
             @signatures << signature
           end
         end
@@ -66,20 +66,15 @@ module Sass
           [id, function.signature]
         end
 
-        # @return [String] a checked signature
+        # @return [String] the signature as the compiler gets it
         def self.signature(signature)
-          unless signature.is_a?(String) || signature.is_a?(Symbol)
-            raise ArgumentError, "function signatures must be Strings, got #{signature.inspect}"
-          end
+          Request.utf8(signature.to_s, 'function signature')
+        end
 
-          signature = Request.utf8(signature.to_s, 'function signature')
-          unless SIGNATURE.match?(signature)
-            raise ArgumentError,
-                  "#{signature.inspect} is not a Sass function signature (a name, then parameters in " \
-                  "parentheses, like 'double($n)')"
-          end
-
-          signature
+        # The name the compiler calls a signature's function by: what precedes
+        # the parameters.
+        def self.name(signature)
+          signature[0, signature.index('(') || signature.length]
         end
       end
     end

@@ -6,8 +6,8 @@ module Sass
       # The importers of one compile, by the id the compiler calls them with.
       # Answers +CanonicalizeRequest+, +ImportRequest+ and +FileImportRequest+.
       class ImporterRegistry
-        # What the compiler accepts in a non-canonical scheme.
-        SCHEME = /\A[a-z0-9+.-]+\z/
+        # The entries of a Hash importer that are called.
+        CALLABLES = %i[canonicalize load find_file_url].freeze
 
         def initialize
           @importers = []
@@ -16,51 +16,52 @@ module Sass
         # @param importers [Array<Object>]
         # @return [Array<Array>] descriptors for the request, in order
         def register_all(importers)
-          Request.list(importers, 'importers').map { |importer| register(importer, 'importers') }
+          Request.list(importers, 'importers').map { |importer| register(importer, 'importer') }
         end
 
         # Registers one importer and returns its descriptor for the request:
         # +[:importer, id, schemes]+, +[:file_importer, id]+ or
-        # +[:node_package_importer, dir]+.
+        # +[:node_package_importer, dir]+. An importer is an object (or a Hash
+        # of callables) with +canonicalize+ and +load+, a file importer one with
+        # +find_file_url+; being both, or neither, is an +ArgumentError+, as
+        # is a Hash entry that cannot be called.
         def register(importer, name)
           return [:node_package_importer, importer.entry_point_directory] if importer.is_a?(NodePackageImporter)
 
-          importer = Structure.from_hash(importer) if importer.is_a?(Hash)
-          if importer.respond_to?(:canonicalize) && importer.respond_to?(:load)
-            [:importer, add(importer), ImporterRegistry.non_canonical_schemes(importer, name)]
-          elsif importer.respond_to?(:find_file_url)
-            [:file_importer, add(importer)]
+          if importer.is_a?(Hash)
+            importer = Structure.new(importer, name, callables: CALLABLES, values: %i[non_canonical_scheme])
+            is_importer = importer.key?(:canonicalize) && importer.key?(:load)
+            is_file_importer = importer.key?(:find_file_url)
           else
-            raise ArgumentError,
-                  "#{name} must hold importers (with canonicalize and load, or with find_file_url) " \
-                  "or a Sass::NodePackageImporter, got #{importer.inspect}"
+            is_importer = importer.respond_to?(:canonicalize) && importer.respond_to?(:load)
+            is_file_importer = importer.respond_to?(:find_file_url)
           end
+          raise ArgumentError, 'importer must be an Importer or a FileImporter' if is_importer == is_file_importer
+
+          return [:file_importer, add(importer)] if is_file_importer
+
+          [:importer, add(importer), ImporterRegistry.non_canonical_schemes(importer, name)]
         end
 
         # @return [Array(String, Boolean), Array(nil, Boolean)] the canonical URL
         #   (or nil) and whether the containing URL went unused
         def canonicalize(id, url, from_import, containing_url)
           context = CanonicalizeContext.new(containing_url, from_import)
-          result = @importers.fetch(id).canonicalize(url, context)
+          result = invoke(id, :canonicalize, url, context)
           [ImporterRegistry.url_string(result, 'canonicalize'), !context.containing_url_accessed?]
         end
 
         # @return [Array(String, Symbol, String), nil] contents, syntax and
         #   source map URL, or nil if the importer does not have the stylesheet
         def import(id, url)
-          result = @importers.fetch(id).load(url)
+          result = invoke(id, :load, url)
           return nil if result.nil?
 
-          result = Structure.from_hash(result) if result.is_a?(Hash)
-          unless result.respond_to?(:contents) && result.respond_to?(:syntax)
-            raise TypeError, "load must return nil or a Hash with :contents and :syntax, got #{result.inspect}"
-          end
-
+          contents, syntax, source_map_url = ImporterRegistry.import_result(result)
           [
-            Request.utf8(result.contents, 'the contents returned by load'),
-            Request.choice(result.syntax, Request::SYNTAXES, 'the syntax returned by load'),
-            ImporterRegistry.url_string(result.respond_to?(:source_map_url) ? result.source_map_url : nil,
-                                        'load (source_map_url)')
+            Request.utf8(contents, 'the contents returned by load'),
+            Request.choice(syntax, Request::SYNTAXES, 'the syntax returned by load'),
+            ImporterRegistry.url_string(source_map_url, 'load (source_map_url)')
           ]
         end
 
@@ -68,7 +69,7 @@ module Sass
         #   nil) and whether the containing URL went unused
         def file_import(id, url, from_import, containing_url)
           context = CanonicalizeContext.new(containing_url, from_import)
-          result = ImporterRegistry.url_string(@importers.fetch(id).find_file_url(url, context), 'find_file_url')
+          result = ImporterRegistry.url_string(invoke(id, :find_file_url, url, context), 'find_file_url')
           raise "find_file_url must return a file: URL, got #{result.inspect}" if result && !result.start_with?('file:')
 
           [result, !context.containing_url_accessed?]
@@ -87,24 +88,46 @@ module Sass
           raise TypeError, "#{method} must return a URL String or nil, got #{url.inspect}"
         end
 
-        def self.non_canonical_schemes(importer, name)
-          return [] unless importer.respond_to?(:non_canonical_scheme)
+        # The contents, syntax and source map URL of what +load+ returned: a
+        # Hash or an object with those fields.
+        def self.import_result(result)
+          if result.is_a?(Hash)
+            fields = %i[contents syntax source_map_url].map { |key| result.fetch(key) { result[key.to_s] } }
+            return fields unless fields[0].nil? || fields[1].nil?
+          elsif result.respond_to?(:contents) && result.respond_to?(:syntax)
+            return [result.contents, result.syntax, (result.source_map_url if result.respond_to?(:source_map_url))]
+          end
 
-          schemes = importer.non_canonical_scheme
-          schemes = [] if schemes.nil?
+          raise TypeError, "load must return nil or a Hash with :contents and :syntax, got #{result.inspect[0, 200]}"
+        end
+
+        # The importer's non-canonical schemes as Strings (+nil+ is none, a
+        # String or Symbol is one); whether each is a valid scheme is for the
+        # compiler to judge.
+        def self.non_canonical_schemes(importer, name)
+          schemes = if importer.is_a?(Structure)
+                      importer[:non_canonical_scheme]
+                    elsif importer.respond_to?(:non_canonical_scheme)
+                      importer.non_canonical_scheme
+                    end
           schemes = [schemes] if schemes.is_a?(String) || schemes.is_a?(Symbol)
           Request.list(schemes, "#{name} non_canonical_scheme").map do |scheme|
-            scheme = scheme.to_s
-            unless SCHEME.match?(scheme)
-              raise ArgumentError,
-                    "#{scheme.inspect} is not a valid non_canonical_scheme: use lowercase letters, digits, +, - and ."
+            unless scheme.is_a?(String) || scheme.is_a?(Symbol)
+              raise TypeError, "#{name} non_canonical_scheme must be Strings, got #{scheme.inspect[0, 80]}"
             end
 
-            scheme
+            Request.utf8(scheme.to_s, "#{name} non_canonical_scheme")
           end
         end
 
         private
+
+        # Calls the importer's +method+: a method of an importer object, or the
+        # callable of a Hash importer, called as it is.
+        def invoke(id, method, *args)
+          importer = @importers.fetch(id)
+          importer.is_a?(Structure) ? importer.call(method, *args) : importer.public_send(method, *args)
+        end
 
         def add(importer)
           @importers << importer

@@ -6,7 +6,10 @@ module Sass
       # The logger of one compile. Answers +LogEvent+s: calls the logger's
       # +warn+ or +debug+ if it has one, else prints the compiler's formatted
       # message to +$stderr+ (through +Kernel#warn+, so +$VERBOSE = nil+
-      # silences it).
+      # silences it). Any object is a logger, as in the established gem: one
+      # without +warn+ and +debug+ leaves every message to +$stderr+. A Hash
+      # logger's +:warn+ and +:debug+ must be callables, which are called as
+      # they are (a lambda keeps its own +self+).
       class LoggerRegistry
         # What a two-argument +warn(message, options)+ logger receives.
         WarnOptions = Struct.new(:deprecation, :deprecation_type, :span, :stack, keyword_init: true)
@@ -15,12 +18,14 @@ module Sass
 
         def initialize(logger)
           @silent = logger.equal?(Logger.silent)
-          logger = Structure.from_hash(logger) if logger.is_a?(Hash)
-          @warn = LoggerRegistry.method_of(logger, :warn)
-          @debug = LoggerRegistry.method_of(logger, :debug)
-          return if logger.nil? || @warn || @debug
-
-          raise ArgumentError, "logger must respond to warn and/or debug, got #{logger.inspect}"
+          if logger.is_a?(Hash)
+            logger = Structure.new(logger, 'logger', callables: %i[warn debug])
+            @warn = logger[:warn]
+            @debug = logger[:debug]
+          else
+            @warn = LoggerRegistry.method_of(logger, :warn)
+            @debug = LoggerRegistry.method_of(logger, :debug)
+          end
         end
 
         # @return [Boolean] whether nothing should be logged at all
@@ -54,22 +59,34 @@ module Sass
           logger.method(name)
         end
 
-        # Calls +method+ with the keywords it accepts. A method without
-        # keywords but with a second positional parameter gets an options
-        # object instead (+options.span+, ...).
+        # Calls +callable+ (a Method, a lambda or any object with +call+) with
+        # the keywords it accepts. One without keywords but with a second
+        # positional parameter gets an options object instead (+options.span+,
+        # ...), as the established gem passes it.
         def self.invoke(method, message, options)
-          parameters = method.parameters
-          if parameters.any? { |kind, _| kind == :keyrest }
+          parameters = LoggerRegistry.parameters(method)
+          kinds = parameters.map(&:first)
+          if kinds.include?(:keyrest)
             method.call(message, **options)
-          elsif parameters.any? { |kind, _| %i[key keyreq].include?(kind) }
+          elsif kinds.intersect?(%i[key keyreq])
             accepted = parameters.filter_map { |kind, name| name if %i[key keyreq].include?(kind) }
             method.call(message, **options.slice(*accepted))
-          elsif method.arity.abs >= 2 || parameters.any? { |kind, _| kind == :rest }
+          elsif kinds.count { |kind| %i[req opt].include?(kind) } >= 2 || kinds.include?(:rest)
             struct = options.key?(:stack) ? WarnOptions : DebugOptions
             method.call(message, struct.new(**options))
           else
             method.call(message)
           end
+        end
+
+        # The parameters +callable+ declares; an object whose +call+ cannot be
+        # inspected is taken to accept anything.
+        def self.parameters(callable)
+          return callable.parameters if callable.respond_to?(:parameters)
+
+          callable.method(:call).parameters
+        rescue NameError
+          [[:rest], [:keyrest]]
         end
       end
     end
