@@ -122,7 +122,14 @@ class CompilerTest < Minitest::Test
     Sass::NodePackageImporter => [],
     Sass::GemPackageImporter => [],
     Sass::Logger::SourceSpan => [],
-    Sass::Logger::SourceLocation => []
+    Sass::Logger::SourceLocation => [],
+    Sass::Value => %i[ArgumentList Boolean Calculation Color Function List Map Mixin Module Null Number String],
+    Sass::Value::Boolean => %i[FALSE TRUE],
+    Sass::Value::Null => %i[NULL],
+    Sass::Value::List => [],
+    Sass::Value::Map => [],
+    Sass::CalculationValue => %i[CalculationInterpolation CalculationOperation],
+    Sass::CalculationValue::CalculationOperation => []
   }.freeze
 
   def test_only_the_established_public_constants_are_public

@@ -15,6 +15,10 @@ module Sass
   # +$name: +; raised in a custom function, they become its Sass error.
   # @see https://sass-lang.com/documentation/js-api/classes/value/
   module Value
+    # The hash of every empty list and empty map, which are equal.
+    EMPTY_HASH = [].hash
+    private_constant :EMPTY_HASH
+
     # @return [Array<Value>] this value as a list
     def to_a
       [self]

@@ -9,6 +9,7 @@ module Sass
 
       # The operators a calculation can use.
       OPERATORS = %w[+ - * /].freeze
+      private_constant :OPERATORS
 
       # @return [::String] +'+'+, +'-'+, +'*'+ or +'/'+
       attr_reader :operator

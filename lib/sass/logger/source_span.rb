@@ -22,12 +22,13 @@ module Sass
       # @return [String, nil] the text around the span, usually whole lines
       attr_reader :context
 
+      # The established gem's argument order.
       # @param start_location [SourceLocation]
       # @param end_location [SourceLocation]
-      # @param url [String, nil]
       # @param text [String]
+      # @param url [String, nil]
       # @param context [String, nil]
-      def initialize(start_location, end_location, url, text, context)
+      def initialize(start_location, end_location, text, url, context)
         @start = start_location
         @end = end_location
         @url = url

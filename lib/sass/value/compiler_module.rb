@@ -29,8 +29,5 @@ module Sass
         'get-module(<anonymous>)'
       end
     end
-
-    # The name the native host looks the class up by.
-    CompilerModule = Module
   end
 end

@@ -10,6 +10,7 @@ module Sass
       # The separators a list may have; nil means undecided (allowed only for
       # lists of fewer than two elements).
       SEPARATORS = [',', ' ', '/', nil].freeze
+      private_constant :SEPARATORS
 
       # @return [::String, nil]
       attr_reader :separator
@@ -65,7 +66,7 @@ module Sass
 
       # @return [Integer]
       def hash
-        return Map::EMPTY_HASH if @contents.empty?
+        return EMPTY_HASH if @contents.empty?
 
         @hash ||= [@contents, @separator, @bracketed].hash
       end

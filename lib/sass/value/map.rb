@@ -8,9 +8,6 @@ module Sass
     class Map
       include Value
 
-      # The hash of every empty map and empty list, which are equal.
-      EMPTY_HASH = [].hash
-
       # @return [Hash{Value => Value}]
       attr_reader :contents
 

@@ -286,8 +286,8 @@ pub fn source_span_to_ruby(ruby: &Ruby, span: &SourceSpan) -> Result<Value, Erro
     ruby.get_inner(&SOURCE_SPAN).new_instance((
         start_value,
         end_value,
-        non_empty(ruby, &span.url),
         ruby.str_new(&span.text),
+        non_empty(ruby, &span.url),
         non_empty(ruby, &span.context),
     ))
 }
