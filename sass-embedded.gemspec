@@ -21,6 +21,7 @@ Gem::Specification.new do |spec|
     'lib/sass/embedded/dart-sass/.package',
     'ext/sass_embedded/extconf.rb',
     'ext/sass_embedded/compiler_package.rb',
+    'ext/sass_embedded/compiler_integrity.json',
     'ext/sass_embedded/Cargo.toml',
     'ext/sass_embedded/src/**/*.rs',
     'ext/sass_embedded/core/Cargo.toml',
