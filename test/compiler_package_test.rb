@@ -14,6 +14,7 @@ class CompilerPackageTest < Minitest::Test
   PACKAGE = SassEmbeddedBuild::CompilerPackage
   INTEGRITY = SassEmbeddedBuild::CompilerIntegrity
   CACHE = File.expand_path('../tmp/compiler-packages', __dir__)
+  EXTCONF = File.expand_path('../ext/sass_embedded/extconf.rb', __dir__)
   VERSION = Sass::Embedded::VERSION
 
   def package
@@ -227,6 +228,37 @@ class CompilerPackageTest < Minitest::Test
         PACKAGE.install(File.join(tmp, 'dart-sass'), VERSION, archive: missing)
       end
       assert_includes error.message, "#{missing} does not exist (from #{PACKAGE::ARCHIVE_ENV})"
+    end
+  end
+
+  # extconf.rb in a scratch directory with +env+: its output and status.
+  def extconf(env)
+    in_tmpdir do |tmp|
+      env = { 'SASS_EMBEDDED_SKIP_COMPILER' => '1', 'CARGO' => nil, 'LIBCLANG_PATH' => nil }.merge(env)
+      out, status = Open3.capture2e(env, RbConfig.ruby, EXTCONF, chdir: tmp)
+      [out, status]
+    end
+  end
+
+  def test_extconf_without_cargo_says_what_to_install_and_that_platform_gems_exist
+    in_tmpdir do |empty|
+      out, status = extconf('PATH' => empty)
+      refute status.success?
+      assert_includes out, 'building from source needs Rust (cargo)'
+      assert_includes out, 'https://rustup.rs'
+      assert_includes out, 'Precompiled platform gems'
+      assert_includes out, SassEmbeddedBuild::CompilerPackage.gem_platform.to_s
+    end
+  end
+
+  def test_extconf_without_libclang_says_what_to_install
+    in_tmpdir do |empty|
+      out, status = extconf('CARGO' => '/bin/true', 'LIBCLANG_PATH' => empty)
+      refute status.success?
+      assert_includes out,
+                      "needs libclang (bindgen reads Ruby's headers with it), and LIBCLANG_PATH=#{empty} holds none"
+      assert_includes out, 'apt-get install libclang-dev'
+      assert_includes out, 'Precompiled platform gems'
     end
   end
 end
