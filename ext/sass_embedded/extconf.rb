@@ -114,8 +114,12 @@ end
 
 root = File.expand_path('../..', __dir__)
 unless ENV['SASS_EMBEDDED_SKIP_COMPILER']
-  SassEmbeddedBuild::CompilerPackage.install(File.join(root, 'lib', 'sass', 'embedded', 'dart-sass'),
-                                             Sass::Embedded::VERSION)
+  begin
+    SassEmbeddedBuild::CompilerPackage.install(File.join(root, 'lib', 'sass', 'embedded', 'dart-sass'),
+                                               Sass::Embedded::VERSION)
+  rescue SassEmbeddedBuild::IntegrityError, RuntimeError => e
+    abort "sass-embedded: #{e.message}"
+  end
 end
 
 # A checkout (or `rake compile`) keeps cargo's target directory for fast
