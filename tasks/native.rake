@@ -9,8 +9,10 @@ namespace :native do
   desc 'Build this machine\'s platform gem (sass-embedded-VERSION-<platform>.gem) with every ' \
        'lib/sass/<minor>/ extension present (or SASS_EMBEDDED_RUBY_MINORS), into SASS_EMBEDDED_GEM_DIR or .'
   task gem: :compile do
-    path = SassEmbeddedBuild::PlatformGem.build(ROOT, ENV.fetch('SASS_EMBEDDED_GEM_DIR', nil) || ROOT)
-    puts "built #{path} (#{(File.size(path) / 1024.0 / 1024).round(1)} MiB)"
+    gem = SassEmbeddedBuild::PlatformGem
+    path = gem.build(ROOT, ENV.fetch('SASS_EMBEDDED_GEM_DIR', nil) || ROOT)
+    glibc = SassEmbeddedBuild::Glibc.floor(gem.binaries(ROOT, gem.ruby_minors(ROOT)))
+    puts "built #{path} (#{(File.size(path) / 1024.0 / 1024).round(1)} MiB#{", needs glibc >= #{glibc}" if glibc})"
   end
 
   desc "Record every platform's compiler package integrity at the pinned version (run after changing the pin)"

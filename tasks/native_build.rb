@@ -89,6 +89,13 @@ module SassEmbeddedBuild
             'run `rake compiler` (or set SASS_EMBEDDED_COMPILER_ARCHIVE to the package and run it)'
     end
 
+    # The native files a platform gem of +minors+ carries: the extensions and
+    # the compiler's runtime.
+    def binaries(root, minors)
+      minors.map { |minor| extensions(root).fetch(minor) } +
+        [File.join(root, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')].select { |path| File.file?(path) }
+    end
+
     # The platform gem's specification.
     def specification(root, minors:, platform: CompilerPackage.gem_platform)
       source = load_gemspec(root)
@@ -126,6 +133,7 @@ module SassEmbeddedBuild
       end
 
       spec = specification(root, minors:, platform:)
+      Glibc.check(binaries(root, minors)) if platform.os == 'linux'
       FileUtils.mkdir_p(out_dir)
       target = File.join(File.expand_path(out_dir), spec.file_name)
       # Packed from a copy of exactly its files, where the extensions lose
@@ -153,6 +161,32 @@ module SassEmbeddedBuild
 
         warn "#{strip} -S #{path} failed: packing it with its debug info (set STRIP or install binutils)"
       end
+    end
+  end
+
+  # The glibc a Linux platform gem needs, read from its binaries.
+  module Glibc
+    # The newest glibc a release may require (e.g. 2.28); unset, any.
+    MAX_GLIBC_ENV = 'SASS_EMBEDDED_MAX_GLIBC'
+
+    module_function
+
+    # The oldest glibc that can load every file of +paths+: the newest symbol
+    # version they ask of it (the build machine's glibc decides it, so a
+    # release builds on an old one). nil for files that need no glibc.
+    # @return [Gem::Version, nil]
+    def floor(paths)
+      paths.flat_map { |path| File.binread(path).scan(/GLIBC_(\d+\.\d+(?:\.\d+)?)\0/).flatten }
+           .map { |version| Gem::Version.new(version) }.max
+    end
+
+    # Raises if +paths+ need a glibc newer than +SASS_EMBEDDED_MAX_GLIBC+.
+    def check(paths, max = ENV.fetch(MAX_GLIBC_ENV, nil))
+      needed = floor(paths)
+      return needed if needed.nil? || max.nil? || max.empty? || needed <= Gem::Version.new(max)
+
+      raise "the platform gem would need glibc >= #{needed}, above #{MAX_GLIBC_ENV}=#{max}: " \
+            'build it on a machine (or in a container) with an older glibc'
     end
   end
 

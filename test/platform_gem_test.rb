@@ -8,6 +8,7 @@ require_relative '../tasks/native_build'
 # installing it for real is `rake test:native_gem`.
 class PlatformGemTest < Minitest::Test
   GEM = SassEmbeddedBuild::PlatformGem
+  GLIBC = SassEmbeddedBuild::Glibc
   ROOT = File.expand_path('..', __dir__)
 
   def platform(name)
@@ -60,6 +61,21 @@ class PlatformGemTest < Minitest::Test
     end
     in_tmpdir do |root|
       assert_raises(RuntimeError) { GEM.ruby_minors(root, nil) }
+    end
+  end
+
+  def test_the_glibc_floor_is_the_newest_symbol_version_asked_for
+    in_tmpdir do |dir|
+      old = File.join(dir, 'old.so')
+      new = File.join(dir, 'new.so')
+      File.binwrite(old, "\x7fELF\0GLIBC_2.2.5\0GLIBC_2.17\0GLIBC_PRIVATE\0")
+      File.binwrite(new, "\x7fELF\0GLIBC_2.29\0GLIBC_2.34\0")
+      assert_equal Gem::Version.new('2.17'), GLIBC.floor([old])
+      assert_equal Gem::Version.new('2.34'), GLIBC.floor([old, new])
+      assert_nil GLIBC.floor([File.join(dir, 'none').tap { |path| File.write(path, 'musl') }])
+      assert_equal Gem::Version.new('2.34'), GLIBC.check([new], '2.34')
+      error = assert_raises(RuntimeError) { GLIBC.check([new], '2.28') }
+      assert_match(/need glibc >= 2\.34, above SASS_EMBEDDED_MAX_GLIBC=2\.28/, error.message)
     end
   end
 
