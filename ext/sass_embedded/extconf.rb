@@ -113,13 +113,16 @@ if requirements.libclang.nil?
 end
 
 root = File.expand_path('../..', __dir__)
-unless ENV['SASS_EMBEDDED_SKIP_COMPILER']
+if ENV.fetch('SASS_EMBEDDED_COMPILER', '').empty? && !ENV['SASS_EMBEDDED_SKIP_COMPILER']
   begin
     SassEmbeddedBuild::CompilerPackage.install(File.join(root, 'lib', 'sass', 'embedded', 'dart-sass'),
                                                Sass::Embedded::VERSION)
   rescue SassEmbeddedBuild::IntegrityError, RuntimeError => e
     abort "sass-embedded: #{e.message}"
   end
+elsif !ENV.fetch('SASS_EMBEDDED_COMPILER', '').empty?
+  message 'sass-embedded: SASS_EMBEDDED_COMPILER is set, so no compiler is installed with the gem; ' \
+          "keep it set wherever the gem runs\n"
 end
 
 # A checkout (or `rake compile`) keeps cargo's target directory for fast
