@@ -74,17 +74,17 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   end
 
   started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-  check(system(env, *offline, 'gem', 'install', '--local', '--no-document', gem_file, chdir: elsewhere),
-        "gem install #{gem_file} failed")
+  installed = system(env, *offline, 'gem', 'install', '--local', '--no-document', gem_file, chdir: elsewhere)
+  check(installed, "gem install #{gem_file} failed#{", calling:\n#{File.read(tripped)}" if File.file?(tripped)}")
   seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
 
   calls = File.file?(tripped) ? File.read(tripped) : ''
   check(calls.empty?, "the install called build or network tools:\n#{calls}")
   built = Dir.glob(File.join(home, '**', 'gem_make.out')) + Dir.glob(File.join(home, 'extensions', '*'))
   check(built.empty?, "something ran extconf: #{built.join(', ')}")
-  installed = Dir.glob(File.join(home, 'specifications', 'sass-embedded-*.gemspec'))
-  check(installed.map { |path| File.basename(path, '.gemspec') } == [File.basename(gem_file, '.gem')],
-        "installed specifications: #{installed.inspect}")
+  specs = Dir.glob(File.join(home, 'specifications', 'sass-embedded-*.gemspec'))
+  check(specs.map { |path| File.basename(path, '.gemspec') } == [File.basename(gem_file, '.gem')],
+        "installed specifications: #{specs.inspect}")
 
   check_env = env.merge('SASS_EMBEDDED_EXPECT_PLATFORM' => platform)
   check(system(check_env, *offline, RbConfig.ruby, File.expand_path('check_installed_gem.rb', __dir__),
