@@ -15,12 +15,15 @@ Gem::Specification.new do |spec|
 
   spec.required_ruby_version = '>= 3.1'
 
+  # The source gem: installing it builds the extension with cargo and fetches
+  # this platform's compiler (verified against compiler_integrity.json), so it
+  # carries neither. Platform gems (`rake native:gem`, tasks/native_build.rb)
+  # start from this specification and carry both instead.
   spec.files = Dir[
     'lib/**/*.rb',
-    'lib/sass/embedded/dart-sass/**/*',
-    'lib/sass/embedded/dart-sass/.package',
     'ext/sass_embedded/extconf.rb',
     'ext/sass_embedded/compiler_package.rb',
+    'ext/sass_embedded/compiler_integrity.json',
     'ext/sass_embedded/Cargo.toml',
     'ext/sass_embedded/src/**/*.rs',
     'ext/sass_embedded/core/Cargo.toml',

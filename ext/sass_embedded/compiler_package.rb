@@ -1,15 +1,89 @@
 # frozen_string_literal: true
 
+require 'digest'
 require 'fileutils'
+require 'json'
+require 'open3'
 require 'rbconfig'
 require 'tmpdir'
 
 module SassEmbeddedBuild
-  # Fetches the Dart Sass compiler with the npm client: the platform's
-  # +sass-embedded-<os>-<cpu>+ package at the gem's pinned version, unpacked
-  # to +lib/sass/embedded/dart-sass+. Used by +extconf.rb+ (gem install) and by
+  # The archive does not have the pinned integrity, or the integrity file does
+  # not cover the package.
+  class IntegrityError < StandardError; end
+
+  # The SHA-512 integrity (npm's +dist.integrity+) of each platform's compiler
+  # package at the pinned version, kept in +compiler_integrity.json+ beside
+  # the build scripts (+rake native:integrity+ rewrites it for a new pin).
+  module CompilerIntegrity
+    FILE = File.expand_path('compiler_integrity.json', __dir__)
+
+    module_function
+
+    # npm's integrity string of a file: +sha512-<base64 digest>+.
+    def of(path)
+      "sha512-#{[Digest::SHA512.file(path).digest].pack('m0')}"
+    end
+
+    # @return [Hash] the integrity file: +version+ and +packages+ (name => integrity)
+    def table(file = FILE)
+      JSON.parse(File.read(file))
+    end
+
+    # The pinned integrity of +package+ at +version+.
+    def expected(package, version, file: FILE)
+      table = table(file)
+      unless table['version'] == version
+        raise IntegrityError, "#{file} records the compiler packages of #{table['version'].inspect}, but the " \
+                              "gem is pinned to #{version}: run `rake native:integrity` to record #{version}'s"
+      end
+      table.fetch('packages').fetch(package) do
+        raise IntegrityError, "#{file} has no integrity for #{package}@#{version}, so it cannot be verified"
+      end
+    end
+
+    # Raises unless +tarball+'s digest is +expected+, naming both.
+    # @return [String] the digest
+    def verify(tarball, spec, expected, origin:, file: FILE)
+      raise IntegrityError, "#{spec}: #{tarball} does not exist (#{origin})" unless File.file?(tarball)
+
+      actual = of(tarball)
+      return actual if actual == expected
+
+      other = table(file).fetch('packages', {}).key(actual)
+      raise IntegrityError, <<~MESSAGE.chomp
+        the Dart Sass compiler package failed its integrity check and was not installed:
+          package:  #{spec}
+          archive:  #{tarball} (#{origin})
+          expected: #{expected} (#{File.basename(file)})
+          actual:   #{actual}
+        #{other ? "That archive is #{other}'s package, not #{spec.split('@').first}'s." : 'The archive is not the package npm publishes for this version: it was changed, truncated or is another package.'}
+      MESSAGE
+    end
+  end
+
+  # Installs the Dart Sass compiler: the platform's npm package
+  # +sass-embedded-<os>-<cpu>+ at the gem's pinned version, fetched with the
+  # npm client (or taken from +SASS_EMBEDDED_COMPILER_ARCHIVE+), checked
+  # against the SHA-512 integrity recorded in +compiler_integrity.json+ before
+  # anything is unpacked, and moved into +lib/sass/embedded/dart-sass+ only
+  # once complete. Used by +extconf.rb+ (source gem install) and by
   # +rake compiler+ (checkout).
   module CompilerPackage
+    # A local copy of the package to install instead of fetching it.
+    ARCHIVE_ENV = 'SASS_EMBEDDED_COMPILER_ARCHIVE'
+
+    # The platforms (+<os>-<cpu>+) the gem knows a package for; the integrity
+    # file records each of them.
+    PLATFORMS = %w[linux-x64 linux-arm64 linux-musl-x64 linux-musl-arm64 darwin-x64 darwin-arm64].freeze
+
+    # The RubyGems platform of the platform gem that carries each package.
+    GEM_PLATFORMS = {
+      'linux-x64' => 'x86_64-linux', 'linux-arm64' => 'aarch64-linux',
+      'linux-musl-x64' => 'x86_64-linux-musl', 'linux-musl-arm64' => 'aarch64-linux-musl',
+      'darwin-x64' => 'x86_64-darwin', 'darwin-arm64' => 'arm64-darwin'
+    }.freeze
+
     module_function
 
     # @return [String] the npm package for this platform
@@ -27,38 +101,147 @@ module SassEmbeddedBuild
       "sass-embedded-#{os}-#{cpu}"
     end
 
+    # The platform of a platform gem built on this machine: RubyGems' own
+    # platform without the OS version (+arm64-darwin+, not +arm64-darwin-23+),
+    # and on Linux only the musl suffix (+x86_64-linux+ for glibc, which newer
+    # RubyGems may call +x86_64-linux-gnu+; +x86_64-linux-musl+).
+    # @return [Gem::Platform]
+    def gem_platform(local = Gem::Platform.local)
+      libc = local.version if local.os == 'linux' && local.version.to_s.start_with?('musl')
+      Gem::Platform.new([local.cpu, local.os, libc])
+    end
+
     # Whether this Ruby runs on musl libc (Alpine) rather than glibc.
     def musl?
       RbConfig::CONFIG['host_os'].include?('musl') || !Dir.glob('/lib/ld-musl-*').empty?
     end
 
-    # The file that records which package a directory holds.
+    # The file that records which package a directory holds: its spec, then
+    # its integrity.
     def marker(directory)
       File.join(directory, '.package')
     end
 
-    # Installs +name@version+ into +directory+ unless it is already there.
+    # Whether +directory+ holds +spec+ installed from an archive with the
+    # +expected+ integrity.
+    def installed?(directory, spec, expected)
+      File.file?(marker(directory)) && File.readlines(marker(directory), chomp: true).first(2) == [spec, expected]
+    end
+
+    # Installs this platform's package at +version+ into +directory+ unless it
+    # is already there.
+    # The archive is +archive+ (by default +SASS_EMBEDDED_COMPILER_ARCHIVE+),
+    # else a verified copy in +cache+ (a directory, optional), else fetched
+    # with +npm pack+. It is verified before it is unpacked; it is unpacked
+    # next to +directory+ and renamed into place when complete, so a failure
+    # leaves the previous installation (or none), never a partial one.
     # @return [String] the installed package spec
-    def install(directory, version, package: name)
+    # @raise [IntegrityError] if the archive's digest is not the pinned one
+    def install(directory, version, archive: ENV.fetch(ARCHIVE_ENV, nil), cache: nil,
+                integrity_file: CompilerIntegrity::FILE)
+      package = name
       spec = "#{package}@#{version}"
-      return spec if File.file?(marker(directory)) && File.read(marker(directory)).strip == spec
+      expected = CompilerIntegrity.expected(package, version, file: integrity_file)
+      return spec if installed?(directory, spec, expected)
 
-      Dir.mktmpdir('sass-embedded-compiler') do |tmp|
-        unless system('npm', 'pack', spec, '--silent', chdir: tmp, out: File::NULL)
-          raise "`npm pack #{spec}` failed: the npm client (from Node.js) must be installed and reach its registry"
+      Dir.mktmpdir('sass-embedded-compiler') do |download|
+        tarball, origin = locate(spec, archive, cache, download)
+        CompilerIntegrity.verify(tarball, spec, expected, origin: origin_text(origin), file: integrity_file)
+        keep_in_cache(tarball, spec, cache) if cache && origin == :npm
+        Unpacking.into(directory, tarball, package, version) do |staged|
+          File.write(marker(staged), "#{spec}\n#{expected}\n")
         end
-
-        tarball = Dir.glob(File.join(tmp, '*.tgz')).first or raise "`npm pack #{spec}` produced no tarball"
-        system('tar', '-xzf', tarball, '-C', tmp, exception: true)
-        unpacked = File.join(tmp, 'package', 'dart-sass')
-        raise "#{spec} has no dart-sass directory" unless File.directory?(unpacked)
-
-        FileUtils.rm_rf(directory)
-        FileUtils.mkdir_p(File.dirname(directory))
-        FileUtils.cp_r(unpacked, directory)
-        File.write(marker(directory), "#{spec}\n")
       end
       spec
+    end
+
+    # The archive to install and where it came from.
+    def locate(spec, archive, cache, download)
+      return [File.expand_path(archive), :archive] if archive && !archive.empty?
+
+      cached = cache && cached_archive(cache, spec)
+      return [cached, :cache] if cached && File.file?(cached)
+
+      [fetch(spec, download), :npm]
+    end
+
+    # Where +cache+ keeps +spec+'s archive.
+    def cached_archive(cache, spec)
+      File.join(cache, "#{spec.tr('@', '-')}.tgz")
+    end
+
+    # Fetches +spec+ with +npm pack+ into +directory+.
+    # @return [String] the tarball
+    def fetch(spec, directory)
+      unless system('npm', 'pack', spec, '--silent', chdir: directory, out: File::NULL)
+        raise "`npm pack #{spec}` failed: the npm client (from Node.js) must be installed and reach its registry. " \
+              "Without them, download the package elsewhere (`npm pack #{spec}`) and install with " \
+              "#{ARCHIVE_ENV}=/path/to/#{spec.tr('@', '-')}.tgz"
+      end
+      Dir.glob(File.join(directory, '*.tgz')).first or raise "`npm pack #{spec}` produced no tarball"
+    end
+
+    def origin_text(origin)
+      { archive: "from #{ARCHIVE_ENV}", cache: 'a cached copy', npm: 'fetched with `npm pack`' }.fetch(origin)
+    end
+
+    # Copies a verified archive into the cache (atomically).
+    def keep_in_cache(tarball, spec, cache)
+      FileUtils.mkdir_p(cache)
+      target = cached_archive(cache, spec)
+      FileUtils.cp(tarball, "#{target}.tmp")
+      File.rename("#{target}.tmp", target)
+    end
+  end
+
+  # Unpacks a verified package beside its destination and swaps it into
+  # place, so that a failure leaves the previous installation or none.
+  module Unpacking
+    module_function
+
+    # Unpacks +tarball+ into a temporary directory beside +directory+, checks
+    # it holds +package+@+version+'s compiler, yields that compiler directory
+    # for last touches, then swaps it into place.
+    def into(directory, tarball, package, version)
+      parent = File.dirname(directory)
+      FileUtils.mkdir_p(parent)
+      staging = Dir.mktmpdir(".#{File.basename(directory)}-", parent)
+      begin
+        output, status = Open3.capture2e('tar', '-xzf', tarball, '-C', staging)
+        raise "could not unpack #{tarball} with tar: #{output.strip}" unless status.success?
+
+        staged = File.join(staging, 'package', 'dart-sass')
+        check_unpacked(File.join(staging, 'package'), package, version)
+        yield staged
+        replace(directory, staged, File.join(staging, 'previous'))
+      ensure
+        FileUtils.rm_rf(staging)
+      end
+    end
+
+    # Raises unless +root+ (an unpacked package) is +package+@+version+ with a compiler.
+    def check_unpacked(root, package, version)
+      manifest = File.join(root, 'package.json')
+      found = File.file?(manifest) ? JSON.parse(File.read(manifest)).values_at('name', 'version') : []
+      unless found == [package, version]
+        raise "the archive is not #{package}@#{version} (its package.json says #{found.compact.join('@')})"
+      end
+      return if File.file?(File.join(root, 'dart-sass', 'sass'))
+
+      raise "#{package}@#{version} has no dart-sass/sass: not a Dart Sass compiler package"
+    end
+
+    # Moves +staged+ to +directory+, the previous +directory+ (if any) aside to
+    # +aside+ first and back if the move fails.
+    def replace(directory, staged, aside)
+      previous = File.exist?(directory) || File.symlink?(directory)
+      File.rename(directory, aside) if previous
+      begin
+        File.rename(staged, directory)
+      rescue StandardError
+        File.rename(aside, directory) if previous
+        raise
+      end
     end
   end
 end

@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
 # Builds the native host with cargo (no rb_sys gem needed) and installs the
-# Dart Sass compiler with npm. RubyGems runs this at `gem install`; in a
-# checkout, `rake compile` does.
+# Dart Sass compiler (verified against compiler_integrity.json). RubyGems runs
+# this when it installs the source gem; in a checkout, `rake compile` does.
+# Platform gems carry both prebuilt and never run it.
 
 require 'mkmf'
 require 'rbconfig'
@@ -10,13 +11,118 @@ require 'shellwords'
 require_relative 'compiler_package'
 require_relative '../../lib/sass/embedded/version'
 
+# What a source build needs, and what to do when it is missing.
+module SassEmbeddedBuild
+  # Checks for cargo and libclang (bindgen, run by rb-sys on Ruby's headers,
+  # loads it) before anything is built, so a missing tool fails in a second
+  # with a message that says what to install, not after minutes in cargo.
+  module Requirements
+    module_function
+
+    # The libclang file names clang-sys accepts.
+    LIBCLANG = %w[libclang.so libclang.so.* libclang-*.so libclang-*.so.* libclang.dylib].freeze
+
+    # Where clang-sys looks for libclang when LIBCLANG_PATH is not set.
+    LIBCLANG_DIRECTORIES = %w[
+      /usr/local/llvm*/lib* /usr/local/lib*/*/* /usr/local/lib*/* /usr/local/lib*
+      /usr/lib*/*/* /usr/lib*/* /usr/lib*
+      /usr/local/opt/llvm*/lib/llvm*/lib /usr/local/opt/llvm*/lib /opt/homebrew/opt/llvm*/lib
+      /Library/Developer/CommandLineTools/usr/lib
+      /Applications/Xcode.app/Contents/Developer/Toolchains/XcodeDefault.xctoolchain/usr/lib
+    ].freeze
+
+    # @return [String, nil] a libclang the build will find, searched the way
+    #   clang-sys searches: only LIBCLANG_PATH (a file or a directory) when it
+    #   is set, else llvm-config's prefix, LD_LIBRARY_PATH, LIBRARY_PATH and
+    #   the usual system directories.
+    def libclang
+      explicit = ENV.fetch('LIBCLANG_PATH', nil)
+      if explicit && !explicit.empty?
+        return explicit if File.file?(explicit) && LIBCLANG.any? { |name| File.fnmatch?(name, File.basename(explicit)) }
+
+        return libclang_in([explicit])
+      end
+
+      directories = llvm_config_directories
+      directories += %w[LD_LIBRARY_PATH LIBRARY_PATH].flat_map do |name|
+        ENV.fetch(name, '').split(File::PATH_SEPARATOR)
+      end
+      libclang_in(directories.reject(&:empty?)) || libclang_in(LIBCLANG_DIRECTORIES)
+    end
+
+    def libclang_in(patterns)
+      patterns.each do |pattern|
+        found = Dir.glob(LIBCLANG.map { |name| File.join(pattern, name) }).find { |path| File.file?(path) }
+        return found if found
+      end
+      nil
+    end
+
+    def llvm_config_directories
+      llvm_config = ENV.fetch('LLVM_CONFIG_PATH', nil) || find_executable0('llvm-config')
+      return [] unless llvm_config
+
+      prefix = IO.popen([llvm_config, '--prefix'], err: File::NULL, &:read).lines.first&.strip
+      prefix ? %w[bin lib lib64].map { |dir| File.join(prefix, dir) } : []
+    rescue SystemCallError
+      []
+    end
+
+    # How to install libclang on common systems.
+    def libclang_hint
+      'Debian/Ubuntu: apt-get install libclang-dev; Alpine: apk add clang-dev; ' \
+        'Fedora: dnf install clang-devel; macOS: xcode-select --install. ' \
+        'If it is installed elsewhere, set LIBCLANG_PATH to the directory that holds it.'
+    end
+
+    # Why this machine builds from source, and the platform gems that need no build.
+    def platform_gem_note
+      local = CompilerPackage.gem_platform
+      platforms = CompilerPackage::GEM_PLATFORMS.values
+      note = 'Precompiled platform gems of sass-embedded need neither Rust nor libclang nor npm to install; they ' \
+             "exist for #{platforms.join(', ')}."
+      unless platforms.include?(local.to_s)
+        return "#{note} This machine is #{local}, which has none: build from source."
+      end
+
+      old_rubygems = ", RubyGems #{Gem::VERSION} is older than the 3.3.22 its musl gems need" if local.version
+      "#{note} This machine is #{local}, so RubyGems picked the source gem because the platform gem does not " \
+        "cover Ruby #{RUBY_VERSION}#{old_rubygems}, installs are forced to the ruby platform (`--platform ruby`, " \
+        'BUNDLE_FORCE_RUBY_PLATFORM), or your Gemfile.lock lacks the platform ' \
+        "(`bundle lock --add-platform #{local}`)."
+    end
+
+    def missing!(missing, hint)
+      abort "sass-embedded: building from source needs #{missing}.\n  #{hint}\n#{platform_gem_note}"
+    end
+  end
+end
+
+requirements = SassEmbeddedBuild::Requirements
 cargo = ENV.fetch('CARGO', nil) || find_executable('cargo')
-abort 'sass-embedded needs Rust: install cargo (https://rustup.rs) and retry' if cargo.nil?
+if cargo.nil?
+  requirements.missing!('Rust (cargo), which is not on PATH',
+                        'Install it with https://rustup.rs (or your system\'s cargo package), ' \
+                        'or set CARGO=/path/to/cargo.')
+end
+if requirements.libclang.nil?
+  explicit = ENV.fetch('LIBCLANG_PATH', nil)
+  where = explicit ? "LIBCLANG_PATH=#{explicit} holds none" : 'none was found where bindgen looks'
+  requirements.missing!("libclang (bindgen reads Ruby's headers with it), and #{where}",
+                        requirements.libclang_hint)
+end
 
 root = File.expand_path('../..', __dir__)
-unless ENV['SASS_EMBEDDED_SKIP_COMPILER']
-  SassEmbeddedBuild::CompilerPackage.install(File.join(root, 'lib', 'sass', 'embedded', 'dart-sass'),
-                                             Sass::Embedded::VERSION)
+if ENV.fetch('SASS_EMBEDDED_COMPILER', '').empty? && !ENV['SASS_EMBEDDED_SKIP_COMPILER']
+  begin
+    SassEmbeddedBuild::CompilerPackage.install(File.join(root, 'lib', 'sass', 'embedded', 'dart-sass'),
+                                               Sass::Embedded::VERSION)
+  rescue SassEmbeddedBuild::IntegrityError, RuntimeError => e
+    abort "sass-embedded: #{e.message}"
+  end
+elsif !ENV.fetch('SASS_EMBEDDED_COMPILER', '').empty?
+  message 'sass-embedded: SASS_EMBEDDED_COMPILER is set, so no compiler is installed with the gem; ' \
+          "keep it set wherever the gem runs\n"
 end
 
 # A checkout (or `rake compile`) keeps cargo's target directory for fast
@@ -31,6 +137,16 @@ library = case RbConfig::CONFIG['host_os']
           end
 dlext = RbConfig::CONFIG['DLEXT']
 manifest = File.join(__dir__, 'Cargo.toml')
+
+# Flags for the extension's own link only (`cargo rustc --lib -- ...`), as the
+# rb_sys gem passes them: on macOS the cdylib leaves Ruby's symbols to the
+# process that loads it (rb-sys's build script cannot pass that to our crate);
+# on musl a cdylib needs the C runtime linked dynamically (rustup's musl
+# toolchains link it statically by default and then drop the cdylib).
+link_flags = []
+link_flags += ['-C', 'link-arg=-Wl,-undefined,dynamic_lookup'] if RbConfig::CONFIG['host_os'].include?('darwin')
+link_flags += ['-C', 'target-feature=-crt-static'] if SassEmbeddedBuild::CompilerPackage.musl?
+subcommand, passed = link_flags.empty? ? ['build', ''] : ['rustc --lib', " -- #{link_flags.shelljoin}"]
 
 File.write('Makefile', <<~MAKEFILE)
   # Generated by #{File.basename(__FILE__)}.
@@ -48,7 +164,7 @@ File.write('Makefile', <<~MAKEFILE)
   all: $(DLLIB)
 
   $(DLLIB):
-  \tenv RUBY=$(RUBY) $(CARGO) build --release --locked --manifest-path #{manifest.shellescape} --target-dir $(TARGET_DIR)
+  \tenv RUBY=$(RUBY) $(CARGO) #{subcommand} --release --locked --manifest-path #{manifest.shellescape} --target-dir $(TARGET_DIR)#{passed}
   \tcp $(TARGET_DIR)/release/#{library} $(DLLIB)
 
   install: all

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Run by `rake test:gem` (and the platform gem's install test) with the Ruby
+# Run by `rake test:gem` (and test/install/platform_gem.rb) with the Ruby
 # and GEM_HOME of a fresh install, from a directory outside the checkout:
 # proves that the installed gem, not the checkout, loads and compiles (with a
 # function and an importer), and that its `sass` executable runs, both as a
@@ -28,6 +28,22 @@ check(installed_dirs.any? { |dir| loaded.first.start_with?(dir) },
       "the native extension #{loaded.first} is not the installed gem's (#{installed_dirs.join(', ')})")
 check($LOADED_FEATURES.grep(%r{/sass/compiler\.rb\z}).all? { |path| path.start_with?(spec.full_gem_path) },
       'the Ruby files are not the installed gem\'s')
+
+# A platform gem (SASS_EMBEDDED_EXPECT_PLATFORM names it): the prebuilt
+# extension for this Ruby's minor and the prebuilt compiler, nothing built.
+expected_platform = ENV.fetch('SASS_EMBEDDED_EXPECT_PLATFORM', nil)
+if expected_platform
+  check(spec.platform.to_s == expected_platform, "installed #{spec.full_name}, not the #{expected_platform} gem")
+  check(spec.extensions.empty? && !File.exist?(spec.extension_dir),
+        "the platform gem has extensions to build: #{spec.extensions.inspect} #{spec.extension_dir}")
+  prebuilt = File.join(spec.full_gem_path, 'lib', 'sass', RUBY_VERSION[/\A\d+\.\d+/],
+                       "sass_embedded.#{RbConfig::CONFIG['DLEXT']}")
+  check(loaded.first == prebuilt, "loaded #{loaded.first}, not the prebuilt #{prebuilt}")
+  package = File.join(spec.full_gem_path, 'lib', 'sass', 'embedded', 'dart-sass', '.package')
+  check(File.file?(package) && File.read(package).start_with?('sass-embedded-') &&
+        File.read(package).lines.first.strip.end_with?("@#{Sass::Embedded::VERSION}"),
+        "the platform gem carries no verified compiler (#{package})")
+end
 
 result = Sass.compile_string(
   "@use 'theme:colors';\n.button { color: colors.$primary; padding: double(4px); }",

@@ -1,0 +1,224 @@
+# frozen_string_literal: true
+
+require 'fileutils'
+require 'json'
+require 'net/http'
+require 'rbconfig'
+require 'rubygems/package'
+require_relative '../ext/sass_embedded/compiler_package'
+require_relative '../lib/sass/embedded/version'
+
+module SassEmbeddedBuild
+  # Builds a platform gem: the source gem's Ruby files plus this platform's
+  # Dart Sass compiler and one prebuilt extension per Ruby minor version
+  # (+lib/sass/<minor>/sass_embedded.<so|bundle>+), with no extension to build
+  # at install. Used by +rake native:gem+ and +rake test:native_gem+.
+  module PlatformGem
+    # Which minors to pack (e.g. "3.1,3.3"), instead of every one present.
+    MINORS_ENV = 'SASS_EMBEDDED_RUBY_MINORS'
+
+    # RubyGems before 3.3.22 cannot tell musl from glibc Linux: a musl gem
+    # asks for a RubyGems that can.
+    MUSL_RUBYGEMS = '>= 3.3.22'
+
+    module_function
+
+    # @return [Hash{String => String}] Ruby minor => prebuilt extension, for
+    #   every build present under +root/lib/sass/+
+    def extensions(root)
+      dlext = RbConfig::CONFIG['DLEXT']
+      Dir.glob(File.join(root, 'lib', 'sass', '*', "sass_embedded.#{dlext}"))
+         .to_h { |path| [File.basename(File.dirname(path)), path] }
+         .select { |minor, _| minor.match?(/\A\d+\.\d+\z/) }
+         .sort_by { |minor, _| Gem::Version.new(minor) }.to_h
+    end
+
+    # The minors to pack: those named by +wanted+ (+SASS_EMBEDDED_RUBY_MINORS+),
+    # each of which must be present, else every one present.
+    # @return [Array<String>]
+    def ruby_minors(root, wanted = ENV.fetch(MINORS_ENV, nil))
+      present = extensions(root).keys
+      if wanted && !wanted.strip.empty?
+        minors = wanted.split(/[\s,]+/).reject(&:empty?).uniq.sort_by { |minor| Gem::Version.new(minor) }
+        missing = minors - present
+        raise "#{MINORS_ENV} names #{missing.join(', ')}, not built under lib/sass/ (#{present.join(', ')})" \
+          unless missing.empty?
+
+        return minors
+      end
+      raise 'no extension built under lib/sass/<minor>/: run `rake compile` first' if present.empty?
+
+      present
+    end
+
+    # The Ruby requirement that covers exactly +minors+, e.g. 3.1 alone:
+    # +['>= 3.1', '< 3.2.dev']+ (+.dev+ also keeps 3.2's previews out).
+    # RubyGems requirements are a conjunction of comparisons, so they can only
+    # express one contiguous range: minors with a gap (3.1 and 3.3 without
+    # 3.2) are refused, since a gem that claims 3.2 would fail at load there.
+    # A new major's first minor follows any minor of the previous one (3.4,
+    # then 4.0).
+    # @return [Array<String>]
+    def required_ruby_version(minors)
+      versions = minors.map { |minor| Gem::Version.new(minor) }.sort
+      versions.each_cons(2) do |lower, upper|
+        next if next_minors(lower).include?(upper)
+
+        raise "cannot pack Ruby #{versions.join(', ')}: RubyGems cannot express a gap between #{lower} and " \
+              "#{upper}; build the minors between them or leave out #{upper} and above"
+      end
+      major, minor = versions.last.segments
+      [">= #{versions.first}", "< #{major}.#{minor + 1}.dev"]
+    end
+
+    def next_minors(version)
+      major, minor = version.segments
+      [Gem::Version.new("#{major}.#{minor + 1}"), Gem::Version.new("#{major + 1}.0")]
+    end
+
+    # Raises unless +root+'s compiler is this platform's package at +version+,
+    # verified against the integrity file when it was installed.
+    def check_compiler(root, version)
+      directory = File.join(root, 'lib', 'sass', 'embedded', 'dart-sass')
+      package = CompilerPackage.name
+      expected = CompilerIntegrity.expected(package, version)
+      return if CompilerPackage.installed?(directory, "#{package}@#{version}", expected)
+
+      found = File.file?(CompilerPackage.marker(directory)) ? File.read(CompilerPackage.marker(directory)).split : []
+      raise "#{directory} holds #{found.first || 'no compiler'}, not #{package}@#{version} verified as #{expected}: " \
+            'run `rake compiler` (or set SASS_EMBEDDED_COMPILER_ARCHIVE to the package and run it)'
+    end
+
+    # The native files a platform gem of +minors+ carries: the extensions and
+    # the compiler's runtime.
+    def binaries(root, minors)
+      minors.map { |minor| extensions(root).fetch(minor) } +
+        [File.join(root, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')].select { |path| File.file?(path) }
+    end
+
+    # The platform gem's specification.
+    def specification(root, minors:, platform: CompilerPackage.gem_platform)
+      source = load_gemspec(root)
+      spec = source.dup
+      built = extensions(root)
+      compiler = Dir.chdir(root) do
+        Dir.glob('lib/sass/embedded/dart-sass/**/*', File::FNM_DOTMATCH).select { |file| File.file?(file) }
+      end
+      spec.platform = platform
+      spec.extensions = []
+      spec.files = (source.files.grep_v(%r{\A(ext/|Cargo\.)}) + compiler +
+                    minors.map { |minor| built.fetch(minor).delete_prefix("#{root}/") }).uniq.sort
+      spec.required_ruby_version = required_ruby_version(minors)
+      spec.required_rubygems_version = MUSL_RUBYGEMS if platform.os == 'linux' && platform.version
+      spec
+    end
+
+    # The source gem's specification, evaluated afresh in +root+ (its file
+    # globs are relative; Gem::Specification.load would return a copy cached
+    # from wherever it was first loaded).
+    def load_gemspec(root)
+      path = File.join(root, 'sass-embedded.gemspec')
+      spec = Dir.chdir(root) { eval(File.read(path), TOPLEVEL_BINDING.dup, path) } # rubocop:disable Security/Eval
+      raise "#{path} did not evaluate to a Gem::Specification" unless spec.is_a?(Gem::Specification)
+
+      spec
+    end
+
+    # Builds the platform gem into +out_dir+.
+    # @return [String] the gem's path
+    def build(root, out_dir, minors: ruby_minors(root), platform: CompilerPackage.gem_platform)
+      check_compiler(root, Sass::Embedded::VERSION)
+      unless CompilerPackage::GEM_PLATFORMS.value?(platform.to_s)
+        raise "no platform gem for #{platform}: the compiler packages cover #{CompilerPackage::GEM_PLATFORMS.values}"
+      end
+
+      spec = specification(root, minors:, platform:)
+      Glibc.check(binaries(root, minors)) if platform.os == 'linux'
+      FileUtils.mkdir_p(out_dir)
+      target = File.join(File.expand_path(out_dir), spec.file_name)
+      # Packed from a copy of exactly its files, where the extensions lose
+      # their debug info (line tables: three quarters of their size).
+      Dir.mktmpdir('sass-embedded-platform-gem') do |stage|
+        spec.files.each do |file|
+          FileUtils.mkdir_p(File.join(stage, File.dirname(file)))
+          FileUtils.cp(File.join(root, file), File.join(stage, file), preserve: true)
+        end
+        strip_debug_info(minors.map { |minor| File.join(stage, extensions(root).fetch(minor).delete_prefix(root)) })
+        Dir.chdir(stage) { FileUtils.mv(Gem::Package.build(spec), target) }
+      end
+      target
+    end
+
+    # Removes debug info with +strip -S+ (GNU and Apple strip alike) unless
+    # +SASS_EMBEDDED_STRIP=0+; symbol names stay, so panics still name their
+    # functions.
+    def strip_debug_info(paths)
+      return if ENV['SASS_EMBEDDED_STRIP'] == '0'
+
+      strip = ENV.fetch('STRIP', 'strip')
+      paths.each do |path|
+        next if system(strip, '-S', path)
+
+        warn "#{strip} -S #{path} failed: packing it with its debug info (set STRIP or install binutils)"
+      end
+    end
+  end
+
+  # The glibc a Linux platform gem needs, read from its binaries.
+  module Glibc
+    # The newest glibc a release may require (e.g. 2.28); unset, any.
+    MAX_GLIBC_ENV = 'SASS_EMBEDDED_MAX_GLIBC'
+
+    module_function
+
+    # The oldest glibc that can load every file of +paths+: the newest symbol
+    # version they ask of it (the build machine's glibc decides it, so a
+    # release builds on an old one). nil for files that need no glibc.
+    # @return [Gem::Version, nil]
+    def floor(paths)
+      paths.flat_map { |path| File.binread(path).scan(/GLIBC_(\d+\.\d+(?:\.\d+)?)\0/).flatten }
+           .map { |version| Gem::Version.new(version) }.max
+    end
+
+    # Raises if +paths+ need a glibc newer than +SASS_EMBEDDED_MAX_GLIBC+.
+    def check(paths, max = ENV.fetch(MAX_GLIBC_ENV, nil))
+      needed = floor(paths)
+      return needed if needed.nil? || max.nil? || max.empty? || needed <= Gem::Version.new(max)
+
+      raise "the platform gem would need glibc >= #{needed}, above #{MAX_GLIBC_ENV}=#{max}: " \
+            'build it on a machine (or in a container) with an older glibc'
+    end
+  end
+
+  # Rewrites +compiler_integrity.json+ with every platform's package
+  # integrity at a version, from the npm registry's metadata.
+  module IntegrityFile
+    REGISTRY = 'https://registry.npmjs.org'
+
+    module_function
+
+    def refresh(version, file: CompilerIntegrity::FILE,
+                registry: ENV.fetch('npm_config_registry', nil) || REGISTRY)
+      packages = CompilerPackage::PLATFORMS.to_h do |platform|
+        package = "sass-embedded-#{platform}"
+        [package, fetch(registry, package, version)]
+      end
+      File.write("#{file}.tmp", "#{JSON.pretty_generate({ 'version' => version, 'packages' => packages })}\n")
+      File.rename("#{file}.tmp", file)
+      packages
+    end
+
+    # npm's +dist.integrity+ of +package+@+version+.
+    def fetch(registry, package, version)
+      uri = URI("#{registry.chomp('/')}/#{package}/#{version}")
+      response = Net::HTTP.get_response(uri)
+      raise "#{package}@#{version} is not on #{registry} (HTTP #{response.code} from #{uri})" \
+        unless response.is_a?(Net::HTTPSuccess)
+
+      integrity = JSON.parse(response.body).dig('dist', 'integrity')
+      return integrity if integrity.to_s.match?(%r{\Asha512-[A-Za-z0-9+/]{86}==\z})
+
+      raise "#{uri} gives no SHA-512 integrity (#{integrity.inspect})"
+    end
+  end
+end

@@ -1,0 +1,99 @@
+# frozen_string_literal: true
+
+# Run by `rake test:native_gem` with the path of a freshly built platform gem:
+# installs it into an empty GEM_HOME the way a user without any build tools
+# would, then runs check_installed_gem.rb against it from another directory.
+#
+# - PATH holds only `ruby` and `gem`, plus tripwires named cargo, rustc, clang,
+#   npm, make, tar and the like that record any call: the install and the
+#   check must call none of them.
+# - Without a network: inside a new network namespace (`unshare -n`) when the
+#   machine allows one, and always with `gem install --local` and proxies that
+#   lead nowhere.
+# - Nothing may run extconf: no extension directory, no gem_make.out, no
+#   extensions in the installed specification.
+#
+# Prints the install time. Exits non-zero with a message on the first failure.
+
+require 'fileutils'
+require 'rbconfig'
+require 'tmpdir'
+
+def check(condition, message)
+  return if condition
+
+  warn "platform gem install test failed: #{message}"
+  exit 1
+end
+
+def which(name)
+  ENV.fetch('PATH', '').split(File::PATH_SEPARATOR).map { |dir| File.join(dir, name) }
+     .find { |path| File.file?(path) && File.executable?(path) }
+end
+
+# The way to run a command without a network here, if any.
+def offline_prefix
+  unshare = which('unshare') or return []
+  [[unshare, '-n'], [unshare, '-rn']].find { |prefix| system(*prefix, 'true', err: File::NULL) } || []
+end
+
+gem_file = File.expand_path(ARGV.fetch(0) { abort "usage: #{$PROGRAM_NAME} sass-embedded-VERSION-PLATFORM.gem" })
+check(File.file?(gem_file), "#{gem_file} does not exist")
+platform = File.basename(gem_file, '.gem')[/\Asass-embedded-\d+(?:\.\d+)*-(.+)\z/, 1]
+check(platform, "#{gem_file} is not a platform gem's file name")
+
+TRIPWIRES = %w[cargo rustc rustup clang clang++ cc gcc c++ make cmake npm npx node tar gzip curl wget git].freeze
+
+Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
+  bin = File.join(tmp, 'bin')
+  home = File.join(tmp, 'home')
+  elsewhere = File.join(tmp, 'elsewhere')
+  tripped = File.join(tmp, 'tripped.log')
+  FileUtils.mkdir_p([bin, home, elsewhere])
+  gem_command = which('gem') or check(false, 'no gem command on PATH')
+  File.symlink(RbConfig.ruby, File.join(bin, 'ruby'))
+  File.symlink(gem_command, File.join(bin, 'gem'))
+  TRIPWIRES.each do |name|
+    File.write(File.join(bin, name), "#!/bin/sh\necho \"#{name} $*\" >> '#{tripped}'\nexit 127\n")
+    File.chmod(0o755, File.join(bin, name))
+  end
+
+  nowhere = 'http://127.0.0.1:9'
+  env = {
+    'PATH' => bin, 'GEM_HOME' => home, 'GEM_PATH' => [home, *Gem.path].join(File::PATH_SEPARATOR),
+    'HOME' => tmp, 'RUBYLIB' => nil, 'RUBYOPT' => nil, 'BUNDLE_GEMFILE' => nil,
+    'http_proxy' => nowhere, 'https_proxy' => nowhere, 'HTTP_PROXY' => nowhere, 'HTTPS_PROXY' => nowhere,
+    'SASS_EMBEDDED_COMPILER' => nil, 'SASS_EMBEDDED_COMPILER_ARCHIVE' => nil, 'CARGO' => nil,
+    'LIBCLANG_PATH' => nil, 'SASS_EMBEDDED_TARGET_DIR' => nil
+  }
+  offline = offline_prefix
+  if offline.empty?
+    puts 'note: no network namespace here (unshare -n); relying on --local and proxies that lead nowhere'
+  else
+    puts "without a network: #{offline.join(' ')}"
+  end
+
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  installed = system(env, *offline, 'gem', 'install', '--local', '--no-document', gem_file, chdir: elsewhere)
+  check(installed, "gem install #{gem_file} failed#{", calling:\n#{File.read(tripped)}" if File.file?(tripped)}")
+  seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+
+  calls = File.file?(tripped) ? File.read(tripped) : ''
+  check(calls.empty?, "the install called build or network tools:\n#{calls}")
+  built = Dir.glob(File.join(home, '**', 'gem_make.out')) + Dir.glob(File.join(home, 'extensions', '*'))
+  check(built.empty?, "something ran extconf: #{built.join(', ')}")
+  specs = Dir.glob(File.join(home, 'specifications', 'sass-embedded-*.gemspec'))
+  check(specs.map { |path| File.basename(path, '.gemspec') } == [File.basename(gem_file, '.gem')],
+        "installed specifications: #{specs.inspect}")
+
+  check_env = env.merge('SASS_EMBEDDED_EXPECT_PLATFORM' => platform)
+  check(system(check_env, *offline, RbConfig.ruby, File.expand_path('check_installed_gem.rb', __dir__),
+               chdir: elsewhere),
+        'the installed platform gem does not work')
+  calls = File.file?(tripped) ? File.read(tripped) : ''
+  check(calls.empty?, "using the gem called build or network tools:\n#{calls}")
+
+  size = File.size(gem_file) / 1024.0 / 1024
+  puts format('platform gem %<name>s (%<size>.1f MiB) installed in %<seconds>.1f s with PATH=ruby+gem, offline, ' \
+              'no extconf', name: File.basename(gem_file), size:, seconds:)
+end

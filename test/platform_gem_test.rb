@@ -1,0 +1,104 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+require_relative '../tasks/native_build'
+
+# The platform gem's specification: its platform name, the Ruby versions it
+# claims (exactly the minors it carries) and its files. Building and
+# installing it for real is `rake test:native_gem`.
+class PlatformGemTest < Minitest::Test
+  GEM = SassEmbeddedBuild::PlatformGem
+  GLIBC = SassEmbeddedBuild::Glibc
+  ROOT = File.expand_path('..', __dir__)
+
+  def platform(name)
+    SassEmbeddedBuild::CompilerPackage.gem_platform(Gem::Platform.new(name)).to_s
+  end
+
+  def test_platform_names_follow_rubygems_with_glibc_and_musl_apart
+    assert_equal 'x86_64-linux', platform('x86_64-linux')
+    assert_equal 'x86_64-linux', platform('x86_64-linux-gnu')
+    assert_equal 'x86_64-linux-musl', platform('x86_64-linux-musl')
+    assert_equal 'aarch64-linux', platform('aarch64-linux')
+    assert_equal 'aarch64-linux-musl', platform('aarch64-linux-musl')
+    assert_equal 'arm64-darwin', platform('arm64-darwin-23')
+    assert_equal 'x86_64-darwin', platform('x86_64-darwin-19')
+    assert_includes SassEmbeddedBuild::CompilerPackage::GEM_PLATFORMS.values,
+                    SassEmbeddedBuild::CompilerPackage.gem_platform.to_s
+  end
+
+  def requirement(minors)
+    Gem::Requirement.new(GEM.required_ruby_version(minors))
+  end
+
+  def test_required_ruby_version_covers_exactly_the_minors_carried
+    assert_equal ['>= 3.1', '< 3.2.dev'], GEM.required_ruby_version(['3.1'])
+    one = requirement(['3.1'])
+    %w[3.1.0 3.1.2 3.1.7].each { |version| assert one.satisfied_by?(Gem::Version.new(version)), version }
+    %w[3.0.7 3.2.0 3.2.0.preview1 3.3.0].each { |version| refute one.satisfied_by?(Gem::Version.new(version)), version }
+
+    assert_equal ['>= 3.1', '< 3.5.dev'], GEM.required_ruby_version(%w[3.4 3.1 3.3 3.2])
+    assert_equal ['>= 3.3', '< 4.1.dev'], GEM.required_ruby_version(%w[3.3 3.4 4.0])
+  end
+
+  def test_minors_with_a_gap_are_refused
+    error = assert_raises(RuntimeError) { GEM.required_ruby_version(%w[3.1 3.3]) }
+    assert_match(/cannot express a gap between 3\.1 and 3\.3/, error.message)
+    assert_raises(RuntimeError) { GEM.required_ruby_version(%w[3.4 4.1]) }
+  end
+
+  def test_the_minors_come_from_the_builds_present_or_the_env_knob
+    in_tmpdir do |root|
+      dlext = RbConfig::CONFIG['DLEXT']
+      %w[3.1 3.3 3.2 tmp].each do |dir|
+        FileUtils.mkdir_p(File.join(root, 'lib', 'sass', dir))
+        File.write(File.join(root, 'lib', 'sass', dir, "sass_embedded.#{dlext}"), '')
+      end
+      assert_equal %w[3.1 3.2 3.3], GEM.ruby_minors(root, nil)
+      assert_equal %w[3.1 3.2], GEM.ruby_minors(root, '3.2, 3.1')
+      error = assert_raises(RuntimeError) { GEM.ruby_minors(root, '3.1,3.4') }
+      assert_match(/names 3\.4, not built/, error.message)
+    end
+    in_tmpdir do |root|
+      assert_raises(RuntimeError) { GEM.ruby_minors(root, nil) }
+    end
+  end
+
+  def test_the_glibc_floor_is_the_newest_symbol_version_asked_for
+    in_tmpdir do |dir|
+      old = File.join(dir, 'old.so')
+      new = File.join(dir, 'new.so')
+      File.binwrite(old, "\x7fELF\0GLIBC_2.2.5\0GLIBC_2.17\0GLIBC_PRIVATE\0")
+      File.binwrite(new, "\x7fELF\0GLIBC_2.29\0GLIBC_2.34\0")
+      assert_equal Gem::Version.new('2.17'), GLIBC.floor([old])
+      assert_equal Gem::Version.new('2.34'), GLIBC.floor([old, new])
+      assert_nil GLIBC.floor([File.join(dir, 'none').tap { |path| File.write(path, 'musl') }])
+      assert_equal Gem::Version.new('2.34'), GLIBC.check([new], '2.34')
+      error = assert_raises(RuntimeError) { GLIBC.check([new], '2.28') }
+      assert_match(/need glibc >= 2\.34, above SASS_EMBEDDED_MAX_GLIBC=2\.28/, error.message)
+    end
+  end
+
+  def test_the_specification_carries_the_extension_and_compiler_and_builds_nothing
+    minor = RUBY_VERSION[/\A\d+\.\d+/]
+    skip "no build for Ruby #{minor} under lib/sass/" unless GEM.extensions(ROOT).key?(minor)
+
+    spec = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux'))
+    assert_equal 'x86_64-linux', spec.platform.to_s
+    assert_empty spec.extensions
+    assert_includes spec.files, "lib/sass/#{minor}/sass_embedded.#{RbConfig::CONFIG['DLEXT']}"
+    assert_includes spec.files, 'lib/sass/embedded/dart-sass/sass'
+    assert_includes spec.files, 'lib/sass/embedded/dart-sass/.package'
+    assert_includes spec.files, 'lib/sass/embedded/version.rb'
+    assert_empty spec.files.grep(%r{\Aext/|\ACargo\.})
+    assert spec.required_ruby_version.satisfied_by?(Gem.ruby_version)
+    assert_equal Gem::Requirement.default, spec.required_rubygems_version
+
+    musl = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux-musl'))
+    assert_equal Gem::Requirement.new('>= 3.3.22'), musl.required_rubygems_version
+
+    source = Gem::Specification.load(File.join(ROOT, 'sass-embedded.gemspec'))
+    assert_equal Gem::Platform::RUBY, source.platform
+    assert_equal ['ext/sass_embedded/extconf.rb'], source.extensions
+  end
+end
