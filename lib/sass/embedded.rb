@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'rbconfig'
 require_relative 'embedded/version'
 require_relative 'embedded/compiler_command'
 require_relative 'embedded/url'
@@ -20,9 +21,12 @@ require_relative 'compiler'
 # build per Ruby minor version under lib/sass/<major.minor>/, since the
 # extension is built against one Ruby's ABI; a source gem's install puts it in
 # the gem's extension directory, which is on the load path.
-begin
-  require_relative "#{RUBY_VERSION[/\A\d+\.\d+/]}/sass_embedded"
-rescue LoadError
+prebuilt = File.expand_path("#{RUBY_VERSION[/\A\d+\.\d+/]}/sass_embedded", __dir__)
+# A build that exists but cannot load (a glibc too old for it, say) must say
+# so, not fall back to a search that reports a missing file.
+if File.exist?("#{prebuilt}.#{RbConfig::CONFIG['DLEXT']}")
+  require prebuilt
+else
   require 'sass_embedded'
 end
 
