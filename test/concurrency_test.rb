@@ -189,6 +189,7 @@ class ConcurrencyTest < Minitest::Test
 
   def test_sigint_interrupts_the_compile_and_spares_the_compiler
     script = <<~RUBY
+      trap('INT', 'DEFAULT') # a child of a background job inherits SIGINT ignored
       require 'sass-embedded'
       compiler = Sass::Compiler.new
       compiler.compile_string('a { b: c }')
@@ -217,6 +218,25 @@ class ConcurrencyTest < Minitest::Test
       assert_equal "d{e:f}\n", stdout.gets
       assert_equal "same compiler\n", stdout.gets
       assert wait.value.success?
+    end
+  end
+
+  def test_first_compiles_on_many_threads_at_once_do_not_deadlock
+    # The first use of each native class races to look it up; a lookup done
+    # lazily under a lock once deadlocked two threads against the GVL.
+    script = <<~RUBY
+      require 'sass-embedded'
+      threads = Array.new(16) do |i|
+        Thread.new { Sass::Compiler.new.tap { |c| c.compile_string("a\#{i} { b: f() }", functions: { 'f()' => ->(_) { Sass::Value::Null::NULL } }) }.close }
+      end
+      threads.each(&:join)
+      puts 'done'
+    RUBY
+    lib = File.expand_path('../lib', __dir__)
+    5.times do
+      out, status = Open3.capture2(RbConfig.ruby, '-I', lib, '-e', script)
+      assert_equal "done\n", out
+      assert status.success?
     end
   end
 end

@@ -205,6 +205,26 @@ module Sass
       @closed
     end
 
+    @exit_hook = nil
+    @exit_hook_mutex = Mutex.new
+
+    class << self
+      # Makes sure that at exit every compiler process this process started is
+      # closed, whichever compiler started it and whether or not it was
+      # closed: registered when the first compiler process starts (so after
+      # the at_exit handlers of code loaded before, which may still compile).
+      # At exit the compilers are killed (nobody will want their work) and
+      # reaped within a tenth of a second, so a program stopped by a signal
+      # ends at once. (On Linux the kernel also kills them when the process
+      # ends without running at_exit, with exit! or SIGKILL.)
+      # @!visibility private
+      def close_all_at_exit
+        @exit_hook || @exit_hook_mutex.synchronize do
+          @exit_hook ||= at_exit { Embedded.const_get(:Host).close_all }
+        end
+      end
+    end
+
     private
 
     # A failure a callback (function, importer) caused keeps the callback's
@@ -231,6 +251,7 @@ module Sass
         raise IOError, 'closed compiler' if @closed
 
         if @host.nil? || @host_pid != Process.pid
+          Compiler.close_all_at_exit
           command = Embedded.const_get(:CompilerCommand)
           @host = Embedded.const_get(:Host).new(command.resolve,
                                                 @options.merge(startup_timeout: command.startup_timeout))

@@ -76,12 +76,11 @@ module Sass
     private
 
     # The shared compiler: started on first use, stopped after 10 seconds
-    # without work (and restarted on demand), closed at exit.
+    # without work (and restarted on demand), closed at exit (as every
+    # compiler is, see Compiler#host).
     def compiler
       @compiler || @mutex.synchronize do
-        @compiler ||= Compiler.new(idle_timeout: 10).tap do |compiler|
-          at_exit { compiler.close }
-        end
+        @compiler ||= Compiler.new(idle_timeout: 10)
       end
     end
   end

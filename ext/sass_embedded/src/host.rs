@@ -175,13 +175,8 @@ impl RubyHost {
 
     /// `Host.close_all`: closes every live host of this process (at exit).
     fn close_all() {
-        // Closing blocks (briefly) until the compilers are reaped: without
-        // the GVL, so other threads run meanwhile.
-        match gvl::without_gvl(Host::close_all, || {}) {
-            Some(Ok(())) => {}
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => Host::close_all(),
-        }
+        // Never blocks: nothing waits for the compilers to exit.
+        Host::close_all();
     }
 
     /// `host.executor`: the name of the executor (`:tokio`, `:thread`).
@@ -215,6 +210,10 @@ impl RubyHost {
         class.define_method("dispatch", method!(RubyHost::dispatch, 0))?;
         class.define_method("executor", method!(RubyHost::executor, 0))?;
         class.define_singleton_method("close_all", function!(RubyHost::close_all, 0))?;
+        // The wrapped class is looked up lazily, under a lock that would
+        // deadlock two threads wrapping their first hosts at once (see
+        // `conversion::preload`): look it up now.
+        let _ = <RubyHost as magnus::TypedData>::class(ruby);
         Ok(())
     }
 }

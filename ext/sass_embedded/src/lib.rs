@@ -20,5 +20,7 @@ use magnus::{Error, Ruby};
 
 #[magnus::init]
 fn init(ruby: &Ruby) -> Result<(), Error> {
-    host::RubyHost::define(ruby)
+    host::RubyHost::define(ruby)?;
+    conversion::preload(ruby);
+    Ok(())
 }

@@ -33,33 +33,36 @@ use crate::gvl;
 /// made them; never reused within a process.
 static NEXT_COMPILATION_TOKEN: AtomicU64 = AtomicU64::new(1);
 
-thread_local! {
-    /// How many callbacks this thread is inside. A compile started while it is
-    /// above zero is nested: its caller's compilation holds a compiler slot
-    /// until it finishes.
-    static CALLBACK_DEPTH: Cell<usize> = const { Cell::new(0) };
+/// The fiber-local variable (`Thread.current[...]`, which Ruby keeps per
+/// fiber) that counts how many callbacks the current fiber is inside. A
+/// compile started while it is above zero is nested: its caller's
+/// compilation holds a compiler slot until it finishes. Per fiber, not per
+/// thread: under a fiber scheduler, another fiber of the same thread that
+/// compiles while this one waits in a callback is not nested.
+const CALLBACK_DEPTH: &str = "__sass_embedded_callback_depth";
+
+fn callback_depth(ruby: &Ruby) -> usize {
+    ruby.thread_current()
+        .local_aref::<_, Option<usize>>(CALLBACK_DEPTH)
+        .ok()
+        .flatten()
+        .unwrap_or(0)
 }
 
-/// Marks the current thread as inside a callback while it lives.
-struct InCallback;
-
-impl InCallback {
-    fn enter() -> Self {
-        CALLBACK_DEPTH.with(|depth| depth.set(depth.get() + 1));
-        Self
-    }
+fn set_callback_depth(ruby: &Ruby, depth: usize) -> Result<(), Error> {
+    let depth = (depth > 0).then_some(depth);
+    ruby.thread_current().local_aset(CALLBACK_DEPTH, depth)
 }
 
-impl Drop for InCallback {
-    fn drop(&mut self) {
-        CALLBACK_DEPTH.with(|depth| depth.set(depth.get().saturating_sub(1)));
-    }
-}
-
-/// Calls `method` of the Ruby session, marking the thread as in a callback.
+/// Calls `method` of the Ruby session, marking the fiber as in a callback.
 fn call_session<A: magnus::ArgList>(session: Value, method: &str, args: A) -> Result<Value, Error> {
-    let _inside = InCallback::enter();
-    session.funcall(method, args)
+    let ruby = Ruby::get_with(session);
+    let depth = callback_depth(&ruby);
+    set_callback_depth(&ruby, depth + 1)?;
+    let result = session.funcall(method, args);
+    // Restored whatever the callback did, even if it raised.
+    set_callback_depth(&ruby, depth)?;
+    result
 }
 
 /// Something a Ruby thread waits on: a compilation or a version request.
@@ -113,7 +116,7 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
 /// `Sass::CompileError` (for the Ruby layer to raise).
 pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
     let request = conversion::compile_request(ruby, request)?;
-    let nested = CALLBACK_DEPTH.with(Cell::get) > 0;
+    let nested = callback_depth(ruby) > 0;
     // Usually a running compiler has a free slot and this takes microseconds;
     // only starting a compiler (or waiting for another thread starting one)
     // is worth releasing the GVL for.

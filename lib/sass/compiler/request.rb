@@ -109,8 +109,14 @@ module Sass
           raise TypeError, "#{name} must be a String or Pathname, got #{value.inspect[0, 80]}"
         end
 
+        # The entrypoint's URL, which the compiler must be able to parse (it
+        # stops altogether on one it cannot).
         def url(value)
-          utf8(value.respond_to?(:to_str) ? value : value.to_s, 'url')
+          url = utf8(value.respond_to?(:to_str) ? value : value.to_s, 'url')
+          error = Embedded.const_get(:Url).syntax_error(url)
+          raise ArgumentError, "url #{url.inspect} is not a valid URL: #{error}" if error
+
+          url
         end
 
         # +true+ or +false+; +nil+ is false, as in the established gem (where

@@ -7,7 +7,54 @@ module Sass
     # shares (+\\\\server\\share+ is +file://server/share+), and every byte that
     # is not allowed in a URL path percent-encoded (UTF-8 for non-ASCII).
     module Url
+      # A URL scheme, as RFC 3986 allows.
+      SCHEME = /\A[A-Za-z][A-Za-z0-9+.-]*\z/
+      # What the brackets of an IP-literal host may hold: an IPv6 address or
+      # an IPvFuture.
+      IP_LITERAL = /\A(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+)\z/
+
       module_function
+
+      # Why Dart Sass cannot parse +url+ as a URL, or nil if it can. Dart Sass
+      # answers an unparsable entrypoint URL with a fatal protocol error
+      # that stops the whole compiler, so the host refuses such URLs first.
+      # Dart's parser is lenient (it escapes spaces and stray percent
+      # signs); what it refuses is a malformed scheme or authority.
+      # @param url [String]
+      # @return [String, nil]
+      def syntax_error(url)
+        rest = url
+        scheme_end = url.index(':')
+        if scheme_end && !url[0...scheme_end].match?(%r{[/?#]})
+          return 'its scheme is empty' if scheme_end.zero?
+          return "its scheme #{url[0...scheme_end].inspect} is not a scheme" unless url[0...scheme_end].match?(SCHEME)
+
+          rest = url[(scheme_end + 1)..]
+        end
+        return nil unless rest.start_with?('//')
+
+        authority_error(rest[2..][%r{\A[^/?#]*}])
+      end
+
+      # Why an authority (+user@host:port+) is malformed, or nil.
+      def authority_error(authority)
+        host_port = authority.sub(/\A.*@/m, '')
+        if host_port.start_with?('[')
+          close = host_port.index(']')
+          return 'its host has a [ without a matching ]' if close.nil?
+          return 'its host is not an IP address in brackets' unless host_port[1...close].match?(IP_LITERAL)
+
+          port = host_port[(close + 1)..]
+          return "its host is followed by #{port.inspect}" unless port.empty? || port.start_with?(':')
+
+          port = port[1..].to_s
+        else
+          return 'its host holds a [ or ]' if host_port.match?(/[\[\]]/)
+
+          port = host_port.include?(':') ? host_port[(host_port.rindex(':') + 1)..] : ''
+        end
+        "its port #{port.inspect} is not a number" unless port.match?(/\A\d*\z/)
+      end
 
       # @param path [String] an absolute path
       # @param windows [Boolean] whether +path+ is a Windows path (defaults to

@@ -282,6 +282,11 @@ impl Connection {
         !self.dispatcher.is_closed() && !self.write_failed.load(Ordering::Acquire)
     }
 
+    /// Whether the compiler process has ended (and was reaped).
+    pub fn has_exited(&self) -> bool {
+        self.process.try_ending().is_some()
+    }
+
     /// How many compilations hold one of this compiler's slots.
     pub fn load(&self) -> usize {
         self.dispatcher.compilations_in_flight()
@@ -448,6 +453,13 @@ impl Connection {
             self.process.kill();
         }
         let _ = self.process.ending_blocking(grace);
+    }
+
+    /// Fails what is in flight with "closed compiler" and kills the
+    /// compiler, without waiting for it: for the end of the process.
+    pub fn kill(&self) {
+        self.fail_and_close(HostError::Closed);
+        self.process.kill();
     }
 
     /// Closes the compiler without waiting: a detached thread reaps it, so no
@@ -766,6 +778,12 @@ async fn idle_watch(connection: Weak<Connection>, timeout: Duration) {
             Some(since) if since.elapsed() >= timeout => {
                 if dispatcher.close_if_idle() {
                     connection.outbox.close_input();
+                    // It exits when its input closes, unless another process
+                    // holds that input open too (a child forked meanwhile):
+                    // then it is killed.
+                    let process = connection.process.clone();
+                    drop(connection);
+                    let _ = process.ending(&*executor, EXIT_GRACE).await;
                     return;
                 }
                 timeout

@@ -34,6 +34,11 @@ use crate::protocol::inbound_message::CompileRequest;
 /// killing it.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
+/// How long [`Host::close_all`] waits, in all, to reap the compilers it
+/// killed (they are gone in a few milliseconds; the rest stay zombies until
+/// the process exits).
+pub const EXIT_REAP: Duration = Duration::from_millis(100);
+
 /// How many compilations a Dart Sass compiler runs at once (its isolate pool:
 /// 15 on 64-bit platforms, 7 on 32-bit ones).
 pub const SLOTS_PER_COMPILER: usize = if cfg!(target_pointer_width = "64") {
@@ -94,8 +99,31 @@ pub fn default_max_processes() -> usize {
 
 #[derive(Debug, Default)]
 struct State {
+    /// The compilers in service.
     connections: Vec<Arc<Connection>>,
+    /// Compilers out of service (closing, failed) whose process may still
+    /// run: closing the host waits for them too.
+    retiring: Vec<Arc<Connection>>,
     closed: bool,
+}
+
+impl State {
+    /// Takes compilers that are closing or failed out of service.
+    fn retire(&mut self) {
+        let (open, closing): (Vec<_>, Vec<_>) = std::mem::take(&mut self.connections)
+            .into_iter()
+            .partition(|connection| connection.is_open());
+        self.connections = open;
+        self.retiring.extend(closing);
+        self.retiring.retain(|connection| !connection.has_exited());
+    }
+
+    /// Every compiler, in service or retiring, leaving the pool empty.
+    fn take_all(&mut self) -> Vec<Arc<Connection>> {
+        let mut all = std::mem::take(&mut self.connections);
+        all.append(&mut self.retiring);
+        all
+    }
 }
 
 /// The pool of compilers, shared by the host and its compilations (which
@@ -161,8 +189,8 @@ impl Pool {
         if state.closed {
             return Err(HostError::Closed);
         }
-        // Closing and failed compilers finish on their own; forget them.
-        state.connections.retain(|connection| connection.is_open());
+        // Closing and failed compilers finish on their own.
+        state.retire();
 
         // In the wait_for mode top-level compiles take turns under the baton,
         // so they all go to the first compiler, whatever its load (compiles
@@ -253,7 +281,7 @@ impl Pool {
         let connections = {
             let mut state = self.lock();
             state.closed = true;
-            std::mem::take(&mut state.connections)
+            state.take_all()
         };
         for connection in &connections {
             connection.fail_and_close(HostError::Closed);
@@ -264,11 +292,27 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Like [`close`](Self::close), for the end of the process: kills the
+    /// compilers (nobody will want their work) and returns them to be reaped.
+    fn kill_all(&self) -> Vec<Arc<Connection>> {
+        let connections = {
+            let mut state = self.lock();
+            state.closed = true;
+            state.take_all()
+        };
+        for connection in &connections {
+            connection.kill();
+        }
+        connections
+    }
+}
+
 impl Drop for Pool {
     fn drop(&mut self) {
         // Dropped only in the process that made it (see `Host`'s drop).
-        let state = std::mem::take(self.state.get_mut().unwrap_or_else(PoisonError::into_inner));
-        for connection in state.connections {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for connection in state.take_all() {
             connection.close_detached();
         }
         // Tasks are dropped at their next await; nothing blocks on them.
@@ -345,7 +389,7 @@ impl Host {
             if state.closed {
                 return Err(HostError::Closed);
             }
-            state.connections.retain(|connection| connection.is_open());
+            state.retire();
             let existing = state
                 .connections
                 .iter()
@@ -403,8 +447,9 @@ impl Host {
     }
 
     /// Closes every live host of this process (made in this process, not
-    /// inherited through fork), as [`close`](Self::close) does: for the
-    /// end of the process.
+    /// inherited through fork), for the end of the process: kills every
+    /// compiler, and reaps those that are gone within [`EXIT_REAP`], so that
+    /// a program stopped by a signal ends at once.
     pub fn close_all() {
         let live: Vec<Arc<Pool>> = LIVE
             .lock()
@@ -413,8 +458,12 @@ impl Host {
             .filter_map(Weak::upgrade)
             .filter(|pool| pool.pid == std::process::id())
             .collect();
-        for pool in live {
-            pool.close();
+        let killed: Vec<Arc<Connection>> = live.iter().flat_map(|pool| pool.kill_all()).collect();
+        let deadline = std::time::Instant::now() + EXIT_REAP;
+        for connection in killed {
+            while !connection.has_exited() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
         }
     }
 }

@@ -55,6 +55,23 @@ static COMPILE_ERROR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileE
 static SOURCE_SPAN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceSpan"));
 static SOURCE_LOCATION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
 
+/// Looks up every Ruby class the conversions build, once, while the
+/// extension loads. Looked up lazily instead, the first two threads to need
+/// one at the same time would deadlock: magnus's `Lazy` holds a lock while
+/// it calls Ruby (which may switch threads), and the second thread waits on
+/// that lock holding the GVL the first one needs.
+pub fn preload(ruby: &Ruby) {
+    for class in [
+        &COMPILE_RESULT,
+        &COMPILE_ERROR,
+        &SOURCE_SPAN,
+        &SOURCE_LOCATION,
+    ] {
+        Lazy::force(class, ruby);
+    }
+    value::preload(ruby);
+}
+
 // ---------------------------------------------------------------------------
 // Ruby → protobuf: the compile request
 // ---------------------------------------------------------------------------

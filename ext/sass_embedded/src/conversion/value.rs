@@ -43,6 +43,30 @@ static VALUE: Lazy<magnus::RModule> = Lazy::new(|ruby| {
         .expect("Sass::Value is defined")
 });
 
+/// Looks up every class this module builds, once, at load (see
+/// [`super::preload`]).
+pub(super) fn preload(ruby: &Ruby) {
+    for class in [
+        &STRING,
+        &NUMBER,
+        &LIST,
+        &ARGUMENT_LIST,
+        &MAP,
+        &BOOLEAN,
+        &NULL,
+        &FUNCTION,
+        &MIXIN,
+        &COMPILER_MODULE,
+        &COLOR,
+        &CALCULATION,
+        &CALCULATION_OPERATION,
+        &CALCULATION_INTERPOLATION,
+    ] {
+        Lazy::force(class, ruby);
+    }
+    Lazy::force(&VALUE, ruby);
+}
+
 /// How deeply protobuf messages may nest inside a `Value` the host sends.
 /// The compiler's protobuf reader refuses deeper messages with a protocol
 /// error that ends the compiler, so the host refuses them first, failing only
