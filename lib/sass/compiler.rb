@@ -25,11 +25,15 @@ module Sass
     #   compiles may use (compiles nested in callbacks may start more, so that
     #   nesting never deadlocks); nil means one per CPU core, at least 2
     # @param dispatch [Symbol] +:multiplexed+ (the default: every compilation
-    #   runs at once, each thread waiting for its own) or +:wait_for+ (one
-    #   compilation at a time under a process-wide lock, the calling thread
-    #   reading the compiler's output itself: the baseline +rake bench+
-    #   compares against)
-    def initialize(idle_timeout: nil, max_processes: nil, dispatch: :multiplexed)
+    #   runs at once, the waiting callers reading the compiler's output for
+    #   each other) or +:wait_for+ (one compilation at a time under a
+    #   process-wide lock: the baseline +rake bench+ compares against)
+    # @param executor [Symbol, nil] where the host's background work (timers,
+    #   the compiler's stderr, reading for abandoned compilations) runs:
+    #   +:tokio+ (a tokio runtime on a thread of its own, the default) or
+    #   +:thread+ (a minimal +poll(2)+ loop on a thread of its own); the
+    #   callers do all the rest either way
+    def initialize(idle_timeout: nil, max_processes: nil, dispatch: :multiplexed, executor: nil)
       unless idle_timeout.nil? || (idle_timeout.is_a?(Numeric) && idle_timeout.positive?)
         raise ArgumentError, "idle_timeout must be a positive number or nil, got #{idle_timeout.inspect}"
       end
@@ -41,7 +45,11 @@ module Sass
         raise ArgumentError, "dispatch must be :multiplexed or :wait_for, got #{dispatch.inspect}"
       end
 
-      @options = { idle_timeout: idle_timeout&.to_f, max_processes:, dispatch: }
+      unless executor.nil? || %i[tokio thread].include?(executor)
+        raise ArgumentError, "executor must be :tokio, :thread or nil, got #{executor.inspect}"
+      end
+
+      @options = { idle_timeout: idle_timeout&.to_f, max_processes:, dispatch:, executor: }
       @mutex = Mutex.new
       @host = nil
       @host_pid = nil
