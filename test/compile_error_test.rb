@@ -130,13 +130,15 @@ class CompileErrorTest < Minitest::Test
     functions = { 'fail()' => ->(_args) { raise ArgumentError, 'bad input from Ruby' } }
     line = __LINE__ - 1
     error = compile_error('a { b: fail() }', functions:)
-    assert_equal 'bad input from Ruby', error.message
+    # What the established gem tells the compiler: the detailed message.
+    assert_equal 'bad input from Ruby (ArgumentError)', error.message
     assert_kind_of ArgumentError, error.cause
     assert_equal error.cause.backtrace, error.backtrace
     assert_equal "#{__FILE__}:#{line}", error.backtrace.first[/\A[^:]+:\d+/]
     assert_match(/fail\(\)/, error.span.text)
     full = error.full_message(highlight: false)
-    assert full.start_with?("#{error.backtrace.first}: Error: bad input from Ruby (Sass::CompileError)\n"), full
+    assert full.start_with?("#{error.backtrace.first}: Error: bad input from Ruby (ArgumentError) (Sass::CompileError)\n"),
+           full
     assert_includes full, "#{error.cause.backtrace.first}: bad input from Ruby (ArgumentError)", 'the cause is shown'
   end
 

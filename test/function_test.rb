@@ -55,14 +55,14 @@ class FunctionTest < Minitest::Test
   def test_ruby_errors_become_compile_errors_with_the_ruby_backtrace
     functions = { 'boom()' => ->(_) { raise ArgumentError, 'Ruby says no' } }
     error = assert_raises(Sass::CompileError) { compile('a { b: boom() }', functions) }
-    assert_equal 'Ruby says no', error.message
+    assert_equal 'Ruby says no (ArgumentError)', error.message
     assert_kind_of ArgumentError, error.cause
     assert(error.cause.backtrace.any? { |line| line.include?(__FILE__) })
     assert_equal 'boom()', error.span.text
 
     functions = { 'bad()' => ->(_) { raise Sass::ScriptError.new('must be positive', 'n') } }
     error = assert_raises(Sass::CompileError) { compile('a { b: bad() }', functions) }
-    assert_equal '$n: must be positive', error.message
+    assert_equal '$n: must be positive (Sass::ScriptError)', error.message
   end
 
   def test_wrong_return_types

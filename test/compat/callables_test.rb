@@ -68,7 +68,7 @@ class CallablesCompatTest < Minitest::Test
     pipeline = Pipeline.new({})
     pipeline.define_singleton_method(:resolve) { |_url, _from_import| raise IOError, 'asset store offline' }
     error = assert_raises(Sass::CompileError) { pipeline.compile("@use 'asset:base';") }
-    assert_equal 'asset store offline', error.message
+    assert_equal 'asset store offline (IOError)', error.message
     assert_kind_of IOError, error.cause
     assert_match(/\A#{Regexp.escape(__FILE__)}:\d+/, error.backtrace.first)
   end

@@ -142,7 +142,7 @@ class SasscEmbeddedCompatTest < Minitest::Test
     end
     assert_equal '/tmp/app.scss', error.filename
     assert_equal 2, error.line
-    assert_match(/Error: error in C function broken \(Sass::CompileError\)/, error.message)
+    assert_match(/Error: error in C function broken \(Sass::ScriptError\) \(Sass::CompileError\)/, error.message)
     assert_match(/from #{Regexp.escape(__FILE__)}/, error.message, 'the Ruby backtrace is in the message')
   end
 

@@ -224,9 +224,15 @@ fn answer(
 fn describe(error: &Error) -> String {
     match error.error_type() {
         ErrorType::Error(_, message) => message.to_string(),
-        ErrorType::Exception(exception) => exception
-            .funcall::<_, _, String>("message", ())
-            .unwrap_or_else(|_| exception.inspect()),
+        // As the established gem tells the compiler: the exception's
+        // detailed message, unhighlighted ("bad input (ArgumentError)").
+        ErrorType::Exception(exception) => {
+            let ruby = Ruby::get_with(*exception);
+            ruby.get_inner(&conversion::SESSION)
+                .funcall::<_, _, String>("describe", (*exception,))
+                .or_else(|_| exception.funcall::<_, _, String>("message", ()))
+                .unwrap_or_else(|_| exception.inspect())
+        }
         ErrorType::Jump(tag) => format!("non-local exit ({tag})"),
     }
 }

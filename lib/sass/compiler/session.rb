@@ -15,6 +15,17 @@ module Sass
         @callback_errors = []
       end
 
+      # What the compiler is told of a callback's exception, as the
+      # established gem tells it: the detailed message, unhighlighted
+      # (+bad input (ArgumentError)+), built the Ruby 3.2 way on Ruby 3.1.
+      # @param exception [Exception]
+      # @return [String]
+      def self.describe(exception)
+        return exception.detailed_message(highlight: false) if exception.respond_to?(:detailed_message)
+
+        CompileError.const_get(:ErrorFormat).decorate(exception.class, exception.message, false)
+      end
+
       # @return [Value]
       def function_call_request(name_or_id, arguments)
         record { @functions.call(name_or_id, arguments) }

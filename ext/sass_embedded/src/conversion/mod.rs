@@ -30,30 +30,23 @@ use sass_embedded_core::protocol::{
 use crate::errors::argument_error;
 use sass_embedded_core::HostError;
 
-/// Looks up `Sass::<path>` (for example `"Logger::SourceSpan"`).
+/// Looks up `Sass::<path>` (for example `"Logger::SourceSpan"`), private
+/// constants included.
 pub(crate) fn sass_class(ruby: &Ruby, path: &str) -> RClass {
-    let mut module: RModule = ruby
+    let sass: RModule = ruby
         .class_object()
         .const_get("Sass")
         .expect("lib/sass-embedded.rb defines Sass before loading the extension");
-    let mut names = path.split("::").peekable();
-    while let Some(name) = names.next() {
-        if names.peek().is_none() {
-            return module
-                .const_get(name)
-                .unwrap_or_else(|_| panic!("Sass::{path} is not defined"));
-        }
-        module = module
-            .const_get(name)
-            .unwrap_or_else(|_| panic!("Sass::{path} is not defined"));
-    }
-    unreachable!("the path has at least one name")
+    sass.funcall("const_get", (path,))
+        .unwrap_or_else(|_| panic!("Sass::{path} is not defined"))
 }
 
 static COMPILE_RESULT: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileResult"));
 static COMPILE_ERROR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileError"));
 static SOURCE_SPAN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceSpan"));
 static SOURCE_LOCATION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
+/// `Sass::Compiler::Session`, whose class methods help the host.
+pub(crate) static SESSION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Compiler::Session"));
 
 /// Looks up every Ruby class the conversions build, once, while the
 /// extension loads. Looked up lazily instead, the first two threads to need
@@ -66,6 +59,7 @@ pub fn preload(ruby: &Ruby) {
         &COMPILE_ERROR,
         &SOURCE_SPAN,
         &SOURCE_LOCATION,
+        &SESSION,
     ] {
         Lazy::force(class, ruby);
     }
