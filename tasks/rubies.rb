@@ -115,16 +115,30 @@ module SassEmbeddedRubies
     end
   end
 
+  # If this process is interrupted, the command gets a TERM (enter.rb then
+  # ends the run and unmounts) and is waited for.
   def stream(environment, command)
     output = String.new(encoding: Encoding::BINARY)
     IO.popen(environment, command, err: %i[child out], chdir: CHECKOUT) do |io|
-      loop do
-        chunk = io.readpartial(65_536)
-        $stdout.write(chunk)
-        $stdout.flush
-        output << chunk
-      rescue EOFError
-        break
+      finished = false
+      begin
+        loop do
+          chunk = io.readpartial(65_536)
+          $stdout.write(chunk)
+          $stdout.flush
+          output << chunk
+        rescue EOFError
+          break
+        end
+        finished = true
+      ensure
+        unless finished
+          begin
+            Process.kill(:TERM, io.pid)
+          rescue Errno::ESRCH
+            nil
+          end
+        end
       end
     end
     [$CHILD_STATUS, output.force_encoding(Encoding::UTF_8).scrub]

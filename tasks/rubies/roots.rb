@@ -76,12 +76,15 @@ module SassEmbeddedRubies
       lock.flock(File::LOCK_SH)
     end
 
-    # Made in ROOT.new and renamed when complete, so a root is never half made.
+    # Made in ROOT.new and renamed when complete, so a root is never half
+    # made. mmdebstrap runs in a mount namespace of its own too, so that what
+    # it mounts in the new root cannot outlive it even if it is killed.
     def create(ruby, root, arguments, stamp)
       fresh = "#{root}.new"
       delete_root(fresh) # left by an interrupted creation
       puts "== creating the Ruby #{ruby.minor} root (Debian #{ruby.suite}) in #{root}"
-      command = ['mmdebstrap', *arguments.map { |argument| argument == :target ? fresh : argument }]
+      command = ['unshare', '--mount', '--propagation', 'private', '--',
+                 'mmdebstrap', *arguments.map { |argument| argument == :target ? fresh : argument }]
       unless system(*command)
         delete_root(fresh)
         raise "mmdebstrap failed: #{command.shelljoin}"
