@@ -12,7 +12,9 @@
 # the row's own. BENCH_SCALE scales the counts (0.1 for a quick run);
 # BENCH_REPEAT runs each row that many times, the dispatchers interleaved,
 # and keeps the median run (by compiles/s) of each. The table goes to stdout,
-# the numbers to bench/results/<time>.json.
+# the numbers to bench/results/<time>.json. BENCH_ROWS=name,name runs only
+# those rows (rake bench:rubies runs the 1-thread tiny rows under each Ruby
+# this way); the targets are then left out.
 
 require 'json'
 require 'fileutils'
@@ -49,6 +51,15 @@ def rows
     { name: '4t/10000c w/ nested compile', kind: 'nested', count: scaled(10_000, 40), threads: 4 }
   ]
 end
+
+ROWS = if ENV['BENCH_ROWS']
+         names = ENV['BENCH_ROWS'].split(',').map(&:strip)
+         unknown = names - rows.map { |row| row[:name] }
+         abort "BENCH_ROWS: no row named #{unknown.join(', ')}" unless unknown.empty?
+         rows.select { |row| names.include?(row[:name]) }
+       else
+         rows
+       end
 
 def arguments(row)
   args = ["count=#{row[:count]}", "threads=#{row[:threads]}"]
@@ -88,15 +99,18 @@ def format_row(row, mode, result, ratios)
 end
 
 abort "#{RAW} is missing: `rake bench` builds it" unless File.executable?(RAW)
-abort "#{BOOTSTRAP} is missing: rake bench fetches it with npm" unless File.file?(BOOTSTRAP)
+if ROWS.any? { |row| row[:kind] == 'bootstrap' } && !File.file?(BOOTSTRAP)
+  abort "#{BOOTSTRAP} is missing: rake bench fetches it with npm"
+end
 
+puts RUBY_DESCRIPTION
 puts "BENCH_SCALE=#{SCALE} BENCH_REPEAT=#{REPEAT} (#{`nproc`.strip} cores; x raw = compiles/s over raw's, " \
      'x wait = multiplexed over wait_for; host us, comp us = CPU per compile of host and compiler)'
 puts format('%-34s %-11s %8s %8s %10s %6s %6s %8s %8s %8s %8s %6s',
             'row', 'dispatch', 'compiles', 'wall s', 'compiles/s', 'x raw', 'x wait',
             'host us', 'comp us', 'host MB', 'comp MB', 'dRSS')
 puts '-' * 140
-results = rows.map do |row|
+results = ROWS.map do |row|
   runs = Array.new(REPEAT) { MODES.map { |mode| [mode, measure(row, mode)] } }.flatten(1)
   measured = MODES.to_h do |mode|
     sorted = runs.select { |run_mode, _| run_mode == mode }.map(&:last).sort_by { |run| run[:rate] }
@@ -116,7 +130,12 @@ end
 
 FileUtils.mkdir_p(File.join(__dir__, 'results'))
 path = File.join(__dir__, 'results', "#{Time.now.utc.strftime('%Y%m%dT%H%M%SZ')}.json")
-File.write(path, JSON.pretty_generate(scale: SCALE, repeat: REPEAT, cores: Integer(`nproc`), rows: results))
+File.write(path, JSON.pretty_generate(scale: SCALE, repeat: REPEAT, cores: Integer(`nproc`), ruby: RUBY_DESCRIPTION,
+                                      rows: results))
+if ROWS.size < rows.size
+  puts "\nwritten to #{path}"
+  exit
+end
 
 def find(results, name)
   results.find { |row| row[:name] == name }[:results]
@@ -164,6 +183,6 @@ puts
 puts 'targets:'
 summary.each { |line| puts format('  %-4s %-70s %s', line[:met] ? 'met' : 'MISS', line[:target], line[:value]) }
 
-File.write(path, JSON.pretty_generate(scale: SCALE, repeat: REPEAT, cores: Integer(`nproc`), rows: results,
-                                      targets: summary))
+File.write(path, JSON.pretty_generate(scale: SCALE, repeat: REPEAT, cores: Integer(`nproc`), ruby: RUBY_DESCRIPTION,
+                                      rows: results, targets: summary))
 puts "\nwritten to #{path}"

@@ -137,8 +137,8 @@ class CompileErrorTest < Minitest::Test
     assert_equal "#{__FILE__}:#{line}", error.backtrace.first[/\A[^:]+:\d+/]
     assert_match(/fail\(\)/, error.span.text)
     full = error.full_message(highlight: false)
-    assert full.start_with?("#{error.backtrace.first}: Error: bad input from Ruby (ArgumentError) (Sass::CompileError)\n"),
-           full
+    first_line = "#{error.backtrace.first}: Error: bad input from Ruby (ArgumentError) (Sass::CompileError)\n"
+    assert full.start_with?(first_line), full
     assert_includes full, "#{error.cause.backtrace.first}: bad input from Ruby (ArgumentError)", 'the cause is shown'
   end
 

@@ -1,0 +1,150 @@
+# frozen_string_literal: true
+
+require 'English'
+require 'rbconfig'
+require 'shellwords'
+
+# `rake test:rubies` and `rake bench:rubies`: the suite (and the benchmark's
+# 1-thread tiny rows) under every Ruby the gem supports. The machine's own
+# Ruby runs in place; each other one runs in a Debian root filesystem made
+# with mmdebstrap and cached outside the checkout (tasks/rubies/roots.rb),
+# entered with chroot in a mount namespace of its own (tasks/rubies/enter.rb)
+# with the checkout and cargo's caches bind-mounted at their own paths, so a
+# run costs a build and the suite, not a fresh toolchain. Needs root
+# (mmdebstrap, mount, chroot).
+#
+# Environment:
+#   SASS_RUBIES=3.3,3.4          which Rubies (default: all of RUBIES)
+#   SASS_RUBIES_CACHE=DIR        where the roots live (default ~/.cache/sass-embedded/rubies)
+#   SASS_RUBIES_MIRROR=URL       the Debian mirror (default http://deb.debian.org/debian)
+#   SASS_RUBIES_TIMEOUT=SECONDS  limit for one Ruby's build and suite (default 1800)
+#   SASS_RUBIES_HOST=0           run the machine's Ruby in a root too, like the others
+module SassEmbeddedRubies
+  CHECKOUT = File.expand_path('..', __dir__)
+  ENTER = File.join(__dir__, 'rubies', 'enter.rb')
+
+  # One supported Ruby: the Debian suite(s) it comes from and its packages.
+  # 3.3 and 3.4 bundle minitest as a bundled gem; Debian's 3.1 takes it
+  # from ruby-minitest.
+  Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, keyword_init: true) do
+    def executable = "/usr/bin/ruby#{minor}"
+    def root_name = "#{suite}-ruby#{minor}"
+  end
+
+  RUBIES = [
+    Ruby.new(minor: '3.1', suite: 'bookworm', extra_suites: [], packages: %w[ruby3.1 ruby3.1-dev ruby-minitest]),
+    Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev]),
+    Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev])
+  ].freeze
+
+  module_function
+
+  def selected
+    wanted = ENV.fetch('SASS_RUBIES', '').split(/[\s,]+/).reject(&:empty?)
+    return RUBIES if wanted.empty?
+
+    unknown = wanted - RUBIES.map(&:minor)
+    abort "SASS_RUBIES: unknown #{unknown.join(', ')} (known: #{RUBIES.map(&:minor).join(', ')})" unless unknown.empty?
+    RUBIES.select { |ruby| wanted.include?(ruby.minor) }
+  end
+
+  def on_host?(ruby)
+    ENV['SASS_RUBIES_HOST'] != '0' && RUBY_VERSION.start_with?("#{ruby.minor}.")
+  end
+
+  # Roots need root and mmdebstrap (installed with apt-get if missing).
+  def prepare(rubies)
+    return if rubies.all? { |ruby| on_host?(ruby) }
+
+    unless Process.euid.zero?
+      abort 'rake test:rubies / bench:rubies need root: they make Debian roots with mmdebstrap and enter them ' \
+            'with mount and chroot. Run them as root (e.g. `sudo rake test:rubies`), or plain `rake test` for ' \
+            "the machine's own Ruby."
+    end
+    return if system('sh', '-c', 'command -v mmdebstrap && command -v unshare && command -v chroot', out: File::NULL)
+
+    puts 'installing mmdebstrap with apt-get'
+    system('apt-get', 'update', '-qq', exception: true)
+    system({ 'DEBIAN_FRONTEND' => 'noninteractive' }, 'apt-get', 'install', '-y', '-qq', 'mmdebstrap',
+           out: File::NULL, exception: true)
+  end
+
+  def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+  def duration(seconds)
+    format('%<minutes>dm%<seconds>02ds', minutes: seconds.round / 60, seconds: seconds.round % 60)
+  end
+
+  # What one run did: its exit status and output, and where and how long.
+  Run = Struct.new(:status, :output, :root_state, :root_seconds, :seconds, keyword_init: true) do
+    def success? = status.success?
+    def description = output[/^ruby \d.*$/]
+
+    def status_label
+      status.exitstatus ? "exit #{status.exitstatus}" : "signal #{status.termsig}"
+    end
+
+    def place
+      case root_state
+      when :host then "the machine's Ruby"
+      when :created then "root created in #{SassEmbeddedRubies.duration(root_seconds)}"
+      else 'root reused'
+      end
+    end
+  end
+
+  # Runs +script+ (sh, with the Ruby's executable in $RUBY) in the checkout,
+  # in place or in the Ruby's root, echoing its output as it comes.
+  def run(ruby, script, environment = {})
+    if on_host?(ruby)
+      started = clock
+      status, output = stream(environment, ['/bin/sh', '-c', "RUBY=#{RbConfig.ruby.shellescape}; #{script}"])
+      return Run.new(status:, output:, root_state: :host, root_seconds: 0, seconds: clock - started)
+    end
+
+    Roots.with_lock(ruby, File::LOCK_SH) do |lock|
+      started = clock
+      root_state = Roots.ensure_root(ruby, lock)
+      root_seconds = clock - started
+      started = clock
+      command = ['unshare', '--mount', '--propagation', 'private', '--', RbConfig.ruby, ENTER,
+                 Roots.path(ruby), CHECKOUT, ENV.fetch('SASS_RUBIES_TIMEOUT', '1800'), '--',
+                 '/bin/sh', '-c', "RUBY=#{ruby.executable}; #{script}"]
+      status, output = stream(environment, command)
+      Run.new(status:, output:, root_state:, root_seconds:, seconds: clock - started)
+    end
+  end
+
+  # If this process is interrupted, the command gets a TERM (enter.rb then
+  # ends the run and unmounts) and is waited for.
+  def stream(environment, command)
+    output = String.new(encoding: Encoding::BINARY)
+    IO.popen(environment, command, err: %i[child out], chdir: CHECKOUT) do |io|
+      finished = false
+      begin
+        loop do
+          chunk = io.readpartial(65_536)
+          $stdout.write(chunk)
+          $stdout.flush
+          output << chunk
+        rescue EOFError
+          break
+        end
+        finished = true
+      ensure
+        unless finished
+          begin
+            Process.kill(:TERM, io.pid)
+          rescue Errno::ESRCH
+            nil
+          end
+        end
+      end
+    end
+    [$CHILD_STATUS, output.force_encoding(Encoding::UTF_8).scrub]
+  end
+end
+
+require_relative 'rubies/roots'
+require_relative 'rubies/suite'
+require_relative 'rubies/bench'

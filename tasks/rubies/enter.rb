@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+# Runs one command inside a root filesystem made by `rake test:rubies`, with
+# the checkout and cargo's caches bind-mounted at their own absolute paths:
+#
+#   unshare --mount --propagation private -- \
+#     ruby tasks/rubies/enter.rb ROOT CHECKOUT TIMEOUT -- COMMAND...
+#
+# tasks/rubies.rb starts it in a mount namespace of its own (unshare), so
+# every mount made here is private to this run: the machine's namespace never
+# sees them, and if this process is killed outright the kernel drops them with
+# the namespace. Still, this script unmounts each one (in reverse order) in an
+# ensure block, after the command and everything it started in the same
+# process group have ended, whatever happened. The command runs under
+# `timeout` (TIMEOUT seconds), as root, with a clean environment.
+
+root, checkout, limit, separator, *command = ARGV
+unless separator == '--' && !command.empty? && File.directory?(root) && File.directory?(checkout)
+  abort "usage: #{$PROGRAM_NAME} ROOT CHECKOUT TIMEOUT -- COMMAND..."
+end
+
+cargo_home = ENV.fetch('CARGO_HOME', File.join(Dir.home, '.cargo'))
+rustup_home = ENV.fetch('RUSTUP_HOME', File.join(Dir.home, '.rustup'))
+
+# Variables the run may use (the suite's and the benchmark's knobs); nothing
+# else of this process's environment (RUBYOPT, GEM_*, ...) reaches the root.
+knobs = /\A(SASS_|STRESS_|BENCH_|TESTOPTS\z|TEST\z|CI\z|TERM\z|CARGO_BUILD_JOBS\z)/
+passed = ENV.select { |name, _| name.match?(knobs) }
+environment = passed.merge(
+  'HOME' => Dir.home, 'CARGO_HOME' => cargo_home, 'RUSTUP_HOME' => rustup_home, 'LANG' => 'C.UTF-8',
+  'PATH' => "#{File.join(cargo_home, 'bin')}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+mounted = []
+mount = lambda do |*arguments, target|
+  system('mkdir', '-p', target, exception: true)
+  system('mount', *arguments, target, exception: true)
+  mounted.unshift(target)
+end
+
+child = nil
+status = nil
+begin
+  # Nothing mounted below may propagate back out of this namespace.
+  system('mount', '--make-rprivate', '/', exception: true)
+  mount.call('-t', 'proc', 'proc', File.join(root, 'proc'))
+  mount.call('-t', 'tmpfs', '-o', 'mode=1777,nosuid,nodev', 'tmpfs', File.join(root, 'dev', 'shm'))
+  mount.call('-t', 'tmpfs', '-o', 'mode=1777', 'tmpfs', File.join(root, 'tmp'))
+  [checkout, cargo_home, rustup_home].uniq.each do |path|
+    mount.call('--bind', path, File.join(root, path))
+  end
+
+  script = 'cd "$1" && shift && exec "$@"'
+  child = Process.spawn('timeout', '--kill-after=30', limit, 'chroot', root, '/usr/bin/env', '-i',
+                        *environment.map { |name, value| "#{name}=#{value}" },
+                        '/bin/sh', '-c', script, 'sh', checkout, *command)
+  _, status = Process.wait2(child)
+ensure
+  if child && status.nil?
+    # Interrupted (Ctrl-C, TERM): end the command before unmounting under it.
+    begin
+      Process.kill(:TERM, child)
+      30.times do
+        break if Process.wait(child, Process::WNOHANG)
+
+        sleep 1
+      end
+      # timeout runs the command in a process group of its own (its pid).
+      if Process.wait(child, Process::WNOHANG).nil?
+        Process.kill(:KILL, -child)
+        Process.wait(child)
+      end
+    rescue Errno::ESRCH, Errno::ECHILD
+      nil
+    end
+  end
+  mounted.each do |target|
+    next if system('umount', target)
+
+    warn "enter.rb: #{target} is busy; detaching it (umount --lazy)"
+    system('umount', '--lazy', target)
+  end
+end
+
+exit(status.exitstatus || (128 + status.termsig))

@@ -1,0 +1,144 @@
+# frozen_string_literal: true
+
+require 'fileutils'
+require 'json'
+require 'shellwords'
+
+module SassEmbeddedRubies
+  # The Debian roots: made with mmdebstrap, cached under SASS_RUBIES_CACHE and
+  # reused while the arguments they were made with stay the same (a stamp in
+  # the root keeps them), made anew otherwise. A root is never removed while
+  # anything is mounted in it or runs in it.
+  module Roots
+    # What the build and the suite need besides the Ruby: rake, cargo's linker
+    # and bindgen's libclang (the Rust toolchain comes from the host), TLS
+    # roots in case cargo must fetch a crate, and ps for the tests.
+    COMMON_PACKAGES = %w[rake libclang-dev build-essential ca-certificates procps].freeze
+
+    module_function
+
+    def cache_dir
+      ENV.fetch('SASS_RUBIES_CACHE') do
+        File.join(ENV.fetch('XDG_CACHE_HOME', File.join(Dir.home, '.cache')), 'sass-embedded', 'rubies')
+      end
+    end
+
+    def mirror = ENV.fetch('SASS_RUBIES_MIRROR', 'http://deb.debian.org/debian')
+
+    def path(ruby) = File.join(File.expand_path(cache_dir), ruby.root_name)
+
+    def stamp_path(root) = File.join(root, 'etc', 'sass-embedded-root.json')
+
+    # mmdebstrap's arguments, :target standing for the directory. The mirror
+    # may serve a snapshot older than a Release file's Valid-Until (sid's is a
+    # week), hence Check-Valid-Until false. Debian's `rake` pulls in the
+    # suite's default Ruby (3.3 on sid), so a hook points /usr/local/bin/ruby
+    # at the root's own; another checks that minitest and rake load in it.
+    def mmdebstrap_arguments(ruby)
+      sources = [ruby.suite, *ruby.extra_suites].map { |suite| "deb #{mirror} #{suite} main" }
+      check = "require 'minitest'; require 'rake'; " \
+              "puts \"#{ruby.executable}: minitest \#{Minitest::VERSION}, rake \#{Rake::VERSION}\""
+      [
+        '--variant=apt', '--aptopt=Acquire::Check-Valid-Until "false"',
+        "--include=#{(ruby.packages + COMMON_PACKAGES).join(',')}",
+        %(--customize-hook=ln -sf #{ruby.executable} "$1/usr/local/bin/ruby"),
+        %(--customize-hook=chroot "$1" #{ruby.executable} -e #{check.shellescape}),
+        ruby.suite, :target, *sources
+      ]
+    end
+
+    # Yields the root's lock file, locked (shared: runs; exclusive: making or
+    # removing the root), or nil if LOCK_NB was asked and another run holds it.
+    def with_lock(ruby, mode)
+      FileUtils.mkdir_p(cache_dir)
+      File.open(File.join(cache_dir, "#{ruby.root_name}.lock"), File::RDWR | File::CREAT, 0o644) do |lock|
+        yield(lock.flock(mode) ? lock : nil)
+      end
+    end
+
+    # Makes the root unless one made with the same arguments is there; called
+    # with the lock held shared, which it holds again on return. Returns
+    # :reused or :created.
+    def ensure_root(ruby, lock)
+      root = path(ruby)
+      arguments = mmdebstrap_arguments(ruby)
+      stamp = JSON.generate(arguments.map(&:to_s))
+      current = -> { File.file?(stamp_path(root)) && File.read(stamp_path(root)) == stamp }
+      return :reused if current.call
+
+      # Exclusive while making it, which waits for runs in an older root.
+      lock.flock(File::LOCK_EX)
+      return :reused if current.call # another run made it meanwhile
+
+      create(ruby, root, arguments, stamp)
+      :created
+    ensure
+      lock.flock(File::LOCK_SH)
+    end
+
+    # Made in ROOT.new and renamed when complete, so a root is never half
+    # made. mmdebstrap runs in a mount namespace of its own too, so that what
+    # it mounts in the new root cannot outlive it even if it is killed.
+    def create(ruby, root, arguments, stamp)
+      fresh = "#{root}.new"
+      delete_root(fresh) # left by an interrupted creation
+      puts "== creating the Ruby #{ruby.minor} root (Debian #{ruby.suite}) in #{root}"
+      command = ['unshare', '--mount', '--propagation', 'private', '--',
+                 'mmdebstrap', *arguments.map { |argument| argument == :target ? fresh : argument }]
+      unless system(*command)
+        delete_root(fresh)
+        raise "mmdebstrap failed: #{command.shelljoin}"
+      end
+      File.write(stamp_path(fresh), stamp)
+      delete_root(root) # made with other arguments
+      File.rename(fresh, root)
+    end
+
+    # Mount points (seen from any process, so in any mount namespace) and
+    # chrooted processes inside +root+.
+    def busy(root)
+      inside = ->(other) { other == root || other.start_with?("#{root}/") }
+      mounts = Dir.glob('/proc/[0-9]*/mountinfo').flat_map do |file|
+        File.read(file).lines.map { |line| line.split[4].gsub(/\\([0-7]{3})/) { Integer(Regexp.last_match(1), 8).chr } }
+      rescue SystemCallError
+        []
+      end
+      processes = Dir.glob('/proc/[0-9]*/root').select do |link|
+        inside.call(File.readlink(link))
+      rescue SystemCallError
+        false
+      end
+      mounts.uniq.select(&inside).map { |mount| "mount #{mount}" } +
+        processes.map { |link| "process #{link.split('/')[2]}" }
+    end
+
+    # Removes +root+ if it exists, refusing while it is in use.
+    def delete_root(root)
+      return unless File.exist?(root)
+
+      root = File.expand_path(root)
+      cache = File.expand_path(cache_dir)
+      raise "refusing to remove #{root}: not under #{cache}" unless root.start_with?("#{cache}/")
+
+      in_use = busy(root)
+      raise "refusing to remove #{root} while in use: #{in_use.join(', ')}" unless in_use.empty?
+
+      puts "removing #{root}"
+      FileUtils.rm_rf(root)
+    end
+
+    # rake rubies:clean
+    def clean
+      abort 'rake rubies:clean needs root (the roots belong to root)' unless Process.euid.zero?
+      RUBIES.each do |ruby|
+        roots = [path(ruby), "#{path(ruby)}.new"].select { |root| File.exist?(root) }
+        next if roots.empty?
+
+        with_lock(ruby, File::LOCK_EX | File::LOCK_NB) do |lock|
+          abort "#{path(ruby)} is in use by another run" unless lock
+          roots.each { |root| delete_root(root) }
+        end
+      end
+    end
+  end
+end
