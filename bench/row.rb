@@ -5,14 +5,17 @@
 #
 #   ruby bench/row.rb DISPATCH WORKLOAD key=value ...
 #
-# DISPATCH is multiplexed or wait_for; WORKLOAD and keys as in
-# bench/raw/src/main.rs: startup, bootstrap, tiny, calls, sleep, nested; count,
-# threads, func, url, path, sleep_ms.
+# DISPATCH is multiplexed, thread (multiplexed on the built-in executor) or
+# wait_for; WORKLOAD and keys as in bench/raw/src/main.rs: startup,
+# bootstrap, tiny, calls, sleep, nested; count, threads, func, url, path,
+# sleep_ms; and here main=1 (compile on the main thread) and fibers=N (N
+# fibers of one thread under the async gem's scheduler).
 
 require 'json'
 require_relative '../lib/sass-embedded'
 
-dispatch = ARGV.shift.to_sym
+mode = ARGV.shift
+dispatch, executor = mode == 'thread' ? %i[multiplexed thread] : [mode.to_sym, nil]
 kind = ARGV.shift
 options = ARGV.to_h { |option| option.split('=', 2) }
 count = Integer(options.fetch('count', 1000))
@@ -20,6 +23,9 @@ threads = [Integer(options.fetch('threads', 1)), 1].max
 func = options['func'] == '1'
 url = options['url'] == '1'
 sleep_seconds = Integer(options.fetch('sleep_ms', 0)) / 1000.0
+main = options['main'] == '1'
+fibers = options['fibers'] && Integer(options['fibers'])
+require 'async' if fibers
 
 def usage(pid)
   stat = File.read("/proc/#{pid}/stat").rpartition(') ').last.split
@@ -42,7 +48,7 @@ rss_samples = []
 
 if kind == 'startup'
   count.times do
-    compiler = Sass::Compiler.new(dispatch:)
+    compiler = Sass::Compiler.new(dispatch:, executor:)
     compiler.info
     cpu, rss = usage(compiler.send(:host).compiler_pid)
     compiler_cpu += cpu
@@ -51,7 +57,7 @@ if kind == 'startup'
   end
   compiles = count
 else
-  compiler = Sass::Compiler.new(dispatch:)
+  compiler = Sass::Compiler.new(dispatch:, executor:)
   source, options = case kind
                     when 'bootstrap' then [nil, {}]
                     when 'nested'
@@ -71,29 +77,35 @@ else
                       [func ? 'a {b: foo()}' : 'a {b: c}', func ? { functions: { 'foo()' => ->(_) { bar } } } : {}]
                     end
   options[:url] = 'file:///tmp/test.scss' if url
-  per_thread = count / threads
-  sample_every = [per_thread / 10, 1].max
-  workers = Array.new(threads) do |index|
-    Thread.new do
-      per_thread.times do |i|
-        if kind == 'bootstrap'
-          compiler.compile(options_path = ENV.fetch('BENCH_BOOTSTRAP'), style: :compressed, logger: Sass::Logger.silent)
-          options_path
-        else
-          compiler.compile_string(source, **options)
-        end
-        rss_samples << rss_kb if index.zero? && (i % sample_every).zero?
+  workers = fibers || threads
+  per_worker = count / workers
+  sample_every = [per_worker / 10, 1].max
+  work = lambda do |index|
+    per_worker.times do |i|
+      if kind == 'bootstrap'
+        compiler.compile(ENV.fetch('BENCH_BOOTSTRAP'), style: :compressed, logger: Sass::Logger.silent)
+      else
+        compiler.compile_string(source, **options)
       end
+      rss_samples << rss_kb if index.zero? && (i % sample_every).zero?
     end
   end
-  workers.each(&:join)
+  if fibers
+    Async do |task|
+      Array.new(fibers) { |index| task.async { work.call(index) } }.each(&:wait)
+    end
+  elsif main
+    work.call(0)
+  else
+    Array.new(threads) { |index| Thread.new { work.call(index) } }.each(&:join)
+  end
   compiler.send(:host).compiler_pids.each do |pid|
     cpu, rss = usage(pid)
     compiler_cpu += cpu
     compiler_rss = [compiler_rss, rss].max
   end
   compiler.close
-  compiles = per_thread * threads
+  compiles = per_worker * workers
 end
 
 wall = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started

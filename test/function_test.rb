@@ -55,7 +55,7 @@ class FunctionTest < Minitest::Test
   def test_ruby_errors_become_compile_errors_with_the_ruby_backtrace
     functions = { 'boom()' => ->(_) { raise ArgumentError, 'Ruby says no' } }
     error = assert_raises(Sass::CompileError) { compile('a { b: boom() }', functions) }
-    assert_equal 'Ruby says no (ArgumentError)', error.message
+    assert_equal 'Ruby says no (ArgumentError)', error.message.lines.first.chomp # (then error_highlight's, 3.3+)
     assert_kind_of ArgumentError, error.cause
     assert(error.cause.backtrace.any? { |line| line.include?(__FILE__) })
     assert_equal 'boom()', error.span.text
