@@ -37,7 +37,6 @@ use bytes::{Bytes, BytesMut};
 use crossbeam_channel::Receiver;
 
 use crate::bell::PooledBell;
-use crate::dispatch::DispatchMode;
 use crate::dispatcher::{
     Dispatcher, Event, Failure, Key, RegisterError, Registration, Routing, Wait,
 };
@@ -110,7 +109,6 @@ pub struct Connection {
     selector_fd: RawFd,
     kick: Arc<PooledBell>,
     executor: Arc<dyn Executor>,
-    mode: DispatchMode,
     /// Wakes the background reader.
     background: Arc<Signal>,
     /// Writing failed: the compiler stopped reading.
@@ -136,7 +134,6 @@ impl Connection {
     pub fn start(
         command: &CompilerCommand,
         executor: &Arc<dyn Executor>,
-        mode: DispatchMode,
         timeouts: Timeouts,
     ) -> Result<Arc<Self>, HostError> {
         let spawned = {
@@ -227,7 +224,6 @@ impl Connection {
             selector_fd,
             kick,
             executor: executor.clone(),
-            mode,
             background,
             write_failed,
             stderr_ended: AtomicBool::new(false),
@@ -264,11 +260,6 @@ impl Connection {
     /// The routing table.
     pub fn dispatcher(&self) -> &Arc<Dispatcher> {
         &self.dispatcher
-    }
-
-    /// The dispatch mode this connection was made for.
-    pub fn mode(&self) -> DispatchMode {
-        self.mode
     }
 
     /// The compiler's process id.

@@ -159,12 +159,7 @@ impl Pool {
             idle,
             startup: self.config.startup_timeout,
         };
-        let connection = Connection::start(
-            &self.config.command,
-            &self.executor,
-            self.config.dispatch,
-            timeouts,
-        )?;
+        let connection = Connection::start(&self.config.command, &self.executor, timeouts)?;
         state.connections.push(connection.clone());
         Ok(connection)
     }
