@@ -52,7 +52,6 @@ module Sass
       @options = { idle_timeout: idle_timeout&.to_f, max_processes:, dispatch:, executor: }
       @mutex = Mutex.new
       @host = nil
-      @host_pid = nil
       @closed = false
     end
 
@@ -200,7 +199,7 @@ module Sass
     def close
       host = @mutex.synchronize do
         @closed = true
-        current = @host if @host_pid == Process.pid
+        current = @host if @host&.owned?
         @host = nil
         current
       end
@@ -253,17 +252,16 @@ module Sass
     # its own and never touches the parent's.
     def host
       host = @host
-      return host if host && @host_pid == Process.pid
+      return host if host&.owned?
 
       @mutex.synchronize do
         raise IOError, 'closed compiler' if @closed
 
-        if @host.nil? || @host_pid != Process.pid
+        unless @host&.owned?
           Compiler.close_all_at_exit
           command = Embedded.const_get(:CompilerCommand)
           @host = Embedded.const_get(:Host).new(command.resolve,
                                                 @options.merge(startup_timeout: command.startup_timeout))
-          @host_pid = Process.pid
         end
         @host
       end

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use magnus::{prelude::*, Error, RArray, RHash, Ruby, Symbol, TryConvert, Value};
+use magnus::{prelude::*, Error, RArray, RHash, Ruby, StaticSymbol, Symbol, TryConvert, Value};
 use sass_embedded_core::dispatch::DispatchMode;
 use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig};
 
@@ -49,7 +49,7 @@ impl RubyHost {
             for arg in parts {
                 command.args.push(arg?.into());
             }
-            let option = |name: &str| options.get(ruby.to_symbol(name)).filter(|v| !v.is_nil());
+            let option = |name: &str| options.get(ruby.sym_new(name)).filter(|v| !v.is_nil());
 
             let mut config = HostConfig::new(command);
             config.idle_timeout = seconds(ruby, "idle_timeout", option("idle_timeout"))?;
@@ -153,6 +153,12 @@ impl RubyHost {
         })
     }
 
+    /// `host.owned?`: whether this process made the host (not the parent
+    /// of a fork), without a system call.
+    fn is_owned(&self) -> bool {
+        self.0.is_owned_by_this_process()
+    }
+
     /// `host.closed?`
     fn is_closed(&self) -> bool {
         self.0.is_closed()
@@ -180,13 +186,13 @@ impl RubyHost {
     }
 
     /// `host.executor`: the name of the executor (`:tokio`, `:thread`).
-    fn executor(ruby: &Ruby, rb_self: &Self) -> Symbol {
-        ruby.to_symbol(rb_self.0.config().executor.name())
+    fn executor(ruby: &Ruby, rb_self: &Self) -> StaticSymbol {
+        ruby.sym_new(rb_self.0.config().executor.name())
     }
 
     /// `host.dispatch`: `:multiplexed` or `:wait_for`.
-    fn dispatch(ruby: &Ruby, rb_self: &Self) -> Symbol {
-        ruby.to_symbol(match rb_self.0.config().dispatch {
+    fn dispatch(ruby: &Ruby, rb_self: &Self) -> StaticSymbol {
+        ruby.sym_new(match rb_self.0.config().dispatch {
             DispatchMode::Multiplexed => "multiplexed",
             DispatchMode::WaitFor => "wait_for",
         })
@@ -204,6 +210,7 @@ impl RubyHost {
         class.define_method("version", method!(RubyHost::version, 0))?;
         class.define_method("close", method!(RubyHost::close, 0))?;
         class.define_method("closed?", method!(RubyHost::is_closed, 0))?;
+        class.define_method("owned?", method!(RubyHost::is_owned, 0))?;
         class.define_method("compiler_pid", method!(RubyHost::compiler_pid, 0))?;
         class.define_method("compiler_pids", method!(RubyHost::compiler_pids, 0))?;
         class.define_method("max_processes", method!(RubyHost::max_processes, 0))?;

@@ -73,9 +73,9 @@ impl Bell {
     }
 }
 
-/// Bells kept for reuse, and the process they belong to (a forked child
-/// must not share its parent's).
-static POOL: Mutex<(u32, Vec<Bell>)> = Mutex::new((0, Vec::new()));
+/// Bells kept for reuse, and the fork generation they belong to (a forked
+/// child must not share its parent's).
+static POOL: Mutex<(u64, Vec<Bell>)> = Mutex::new((0, Vec::new()));
 
 /// How many idle bells the pool keeps.
 const POOL_LIMIT: usize = 64;
@@ -89,9 +89,10 @@ impl PooledBell {
     pub fn take() -> io::Result<Arc<Self>> {
         let pooled = {
             let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-            if pool.0 != std::process::id() {
+            let generation = sys::fork_generation();
+            if pool.0 != generation {
                 // Inherited through fork: the parent may ring these.
-                *pool = (std::process::id(), Vec::new());
+                *pool = (generation, Vec::new());
             }
             pool.1.pop()
         };
@@ -118,7 +119,7 @@ impl Drop for PooledBell {
         let Some(bell) = self.0.take() else { return };
         bell.drain();
         let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-        if pool.0 == std::process::id() && pool.1.len() < POOL_LIMIT {
+        if pool.0 == sys::fork_generation() && pool.1.len() < POOL_LIMIT {
             pool.1.push(bell);
         }
     }

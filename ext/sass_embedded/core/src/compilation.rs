@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::bell::PooledBell;
-use crate::connection::{Connection, Next, WaitFd, BELL_PATIENCE};
+use crate::connection::{Connection, Next, Slept, WaitFd, BELL_PATIENCE};
 use crate::dispatch::wait_for;
 use crate::dispatcher::{error_reply, Event, Key, Registration, Request, ABANDONED};
 use crate::error::HostError;
@@ -81,8 +80,10 @@ struct Inbox {
     connection: Arc<Connection>,
     registration: Registration,
     key: Key,
-    /// The bell waited on last: silenced before looking again.
-    waited: Option<Arc<PooledBell>>,
+    /// What the caller slept on last: silenced before looking again.
+    slept: Slept,
+    /// Nothing was asked yet: the request just went out.
+    fresh: bool,
 }
 
 impl Inbox {
@@ -91,22 +92,25 @@ impl Inbox {
             connection,
             registration,
             key,
-            waited: None,
+            slept: Slept::Nothing,
+            fresh: true,
         }
     }
 
     /// The next event, or where to wait for it.
     fn next(&mut self) -> Result<Event, WaitFd> {
-        if let Some(bell) = self.waited.take() {
-            bell.drain();
-        }
-        match self
-            .connection
-            .next(self.key, self.registration.token, &self.registration.inbox)
-        {
+        let fresh = std::mem::replace(&mut self.fresh, false);
+        let slept = std::mem::take(&mut self.slept);
+        match self.connection.next(
+            self.key,
+            self.registration.token,
+            &self.registration.inbox,
+            slept,
+            fresh,
+        ) {
             Next::Event(event) => Ok(event),
-            Next::Wait(fd, bell) => {
-                self.waited = bell;
+            Next::Wait(fd, slept) => {
+                self.slept = slept;
                 Err(fd)
             }
         }

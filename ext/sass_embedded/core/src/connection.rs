@@ -56,6 +56,11 @@ pub(crate) const STDERR_GRACE: Duration = Duration::from_millis(500);
 /// compiler's output itself, in case the watcher is slow to read (a fiber
 /// whose scheduler is busy elsewhere).
 pub const BELL_PATIENCE: Duration = Duration::from_millis(100);
+/// How long the watcher sleeps before it looks again even if nothing woke
+/// it. Every message for it wakes it, by the compiler's output or the kick;
+/// this bounds the cost of a wake-up lost anyway (one was seen once, under
+/// heavy load, and never reproduced) to a delay instead of a hang.
+pub const WATCH_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How a connection treats its compiler over time.
 #[derive(Clone, Copy, Debug)]
@@ -82,8 +87,21 @@ pub struct WaitFd {
 pub(crate) enum Next {
     /// Its next event.
     Event(Event),
-    /// Nothing yet: wait on this, then ask again.
-    Wait(WaitFd, Option<Arc<PooledBell>>),
+    /// Nothing yet: wait on this, then ask again (and silence what it
+    /// slept on first).
+    Wait(WaitFd, Slept),
+}
+
+/// What a caller slept on, to silence before it looks again.
+#[derive(Debug, Default)]
+pub(crate) enum Slept {
+    /// Nothing to silence.
+    #[default]
+    Nothing,
+    /// The connection's selector, as the watcher: the kick, if it was rung.
+    Selector,
+    /// Its own bell.
+    Bell(Arc<PooledBell>),
 }
 
 /// The reading side: only the caller holding it reads.
@@ -305,27 +323,49 @@ impl Connection {
     }
 
     /// A caller's next event, or where to wait for it. Reads the compiler's
-    /// output first if nobody else is reading.
-    pub(crate) fn next(self: &Arc<Self>, key: Key, token: u64, inbox: &Receiver<Event>) -> Next {
+    /// output first if nobody else is reading, unless `fresh` (the caller
+    /// just sent its request: nothing can be there for it yet, and whatever
+    /// is there for others wakes the watch at once).
+    pub(crate) fn next(
+        self: &Arc<Self>,
+        key: Key,
+        token: u64,
+        inbox: &Receiver<Event>,
+        slept: Slept,
+        fresh: bool,
+    ) -> Next {
+        match slept {
+            Slept::Nothing => {}
+            Slept::Selector => {
+                if self.dispatcher.take_kick() {
+                    self.kick.drain();
+                }
+            }
+            Slept::Bell(bell) => bell.drain(),
+        }
+        let mut read = !fresh;
         loop {
             if let Ok(event) = inbox.try_recv() {
                 self.dispatcher.done_waiting(key, token);
                 return Next::Event(event);
             }
-            self.try_read();
-            if let Ok(event) = inbox.try_recv() {
-                self.dispatcher.done_waiting(key, token);
-                return Next::Event(event);
+            if read {
+                self.try_read(Some(token));
+                if let Ok(event) = inbox.try_recv() {
+                    self.dispatcher.done_waiting(key, token);
+                    return Next::Event(event);
+                }
             }
+            read = true;
             match self.dispatcher.wait_on(key, token) {
                 Ok(Wait::Ready) => continue,
                 Ok(Wait::Watch) => {
                     return Next::Wait(
                         WaitFd {
                             fd: self.selector_fd,
-                            timeout: None,
+                            timeout: Some(WATCH_PATIENCE),
                         },
-                        Some(self.kick.clone()),
+                        Slept::Selector,
                     )
                 }
                 Ok(Wait::Bell(bell)) => {
@@ -334,7 +374,7 @@ impl Connection {
                             fd: bell.fd(),
                             timeout: Some(BELL_PATIENCE),
                         },
-                        Some(bell),
+                        Slept::Bell(bell),
                     )
                 }
                 // No bell could be made (out of descriptors): read again
@@ -345,7 +385,7 @@ impl Connection {
                             fd: self.selector_fd,
                             timeout: Some(Duration::from_millis(10)),
                         },
-                        None,
+                        Slept::Nothing,
                     )
                 }
             }
@@ -353,26 +393,28 @@ impl Connection {
     }
 
     /// Reads and routes whatever the compiler has written, unless someone
-    /// else is reading right now or the output ended.
-    fn try_read(self: &Arc<Self>) {
-        let mut reader = match self.reader.try_lock() {
-            Ok(reader) => reader,
+    /// else is reading right now or the output ended. `reader` is the
+    /// reading caller's token, if a caller reads.
+    fn try_read(self: &Arc<Self>, reader: Option<u64>) {
+        let mut guard = match self.reader.try_lock() {
+            Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return,
         };
-        if reader.ended {
+        if guard.ended {
             return;
         }
-        let end = self.read_and_route(&mut reader);
+        let end = self.read_and_route(&mut guard, reader);
         if let Some(end) = end {
-            reader.ended = true;
-            drop(reader);
+            guard.ended = true;
+            drop(guard);
             self.dispatcher.set_reading_ended();
-            self.executor.spawn(Box::pin(finish(self.clone(), end)));
+            self.executor
+                .spawn(Box::pin(finish(self.clone(), end)));
         }
     }
 
-    fn read_and_route(&self, reader: &mut Reader) -> Option<ReadEnd> {
+    fn read_and_route(&self, reader: &mut Reader, reading: Option<u64>) -> Option<ReadEnd> {
         // Elsewhere than Linux, a kqueue stays readable until its events are
         // taken; Linux's epoll reports only what is really ready.
         #[cfg(not(target_os = "linux"))]
@@ -389,9 +431,12 @@ impl Connection {
                 scratch,
                 ..
             } = reader;
-            match stdout.read(scratch) {
+            let read = match stdout.read(scratch) {
                 Ok(0) => return Some(router.end_of_output()),
-                Ok(n) => router.extend(&scratch[..n]),
+                Ok(n) => {
+                    router.extend(&scratch[..n]);
+                    n
+                }
                 Err(error) if error.kind() == ErrorKind::WouldBlock => return None,
                 Err(error) if error.kind() == ErrorKind::Interrupted => continue,
                 Err(error) => {
@@ -399,12 +444,18 @@ impl Connection {
                         "reading from the compiler failed: {error}"
                     )))
                 }
-            }
-            let routed = router.route(&self.dispatcher, |reply| {
+            };
+            let routed = router.route(&self.dispatcher, reading, |reply| {
                 let _ = self.outbox.send(Bytes::from(reply));
             });
             if let Err(end) = routed {
                 return Some(end);
+            }
+            // A short read emptied the pipe: what comes later wakes the watch
+            // (the selector reports real readiness), so asking again now
+            // would only hear WouldBlock.
+            if read < scratch.len() {
+                return None;
             }
         }
     }
@@ -593,6 +644,7 @@ impl PacketRouter {
     pub(crate) fn route(
         &mut self,
         dispatcher: &Dispatcher,
+        reader: Option<u64>,
         mut reply: impl FnMut(Vec<u8>),
     ) -> Result<(), ReadEnd> {
         loop {
@@ -618,7 +670,7 @@ impl PacketRouter {
                     )))
                 }
             };
-            match dispatcher.route(packet.compilation_id, message) {
+            match dispatcher.route(packet.compilation_id, message, reader) {
                 Routing::Done => {}
                 Routing::Reply(compilation_id, message) => {
                     reply(encode_packet(compilation_id, &*message));
@@ -713,7 +765,7 @@ async fn background_reader(connection: Weak<Connection>) {
             if !strong.needs_background_reader() {
                 break;
             }
-            strong.try_read();
+            strong.try_read(None);
             if !strong.needs_background_reader() {
                 break;
             }

@@ -31,6 +31,7 @@
 //! tested without a compiler.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
@@ -269,11 +270,33 @@ impl Table {
     }
 }
 
-/// Delivers `event` to `waiter` and wakes it where it sleeps. Gives the
+/// The bell that wakes the watcher, and whether it was rung since the
+/// watcher last silenced it (so the watcher, usually woken by the compiler's
+/// output, silences it only when it has something to silence).
+#[derive(Debug)]
+struct Kick {
+    bell: Arc<PooledBell>,
+    pending: AtomicBool,
+}
+
+impl Kick {
+    fn ring(&self) {
+        // Rung before marked: a watcher that sees the mark silences a ring
+        // that is there; one that misses it wakes again and sees it then.
+        self.bell.ring();
+        self.pending.store(true, Ordering::Release);
+    }
+}
+
+/// Delivers `event` to `waiter` and, unless `reader` (the caller delivering
+/// it while reading) is that waiter, wakes it where it sleeps. Gives the
 /// event back if the waiter's channel is gone.
-fn deliver(waiter: &Waiter, kick: &PooledBell, event: Event) -> Option<Event> {
+fn deliver(waiter: &Waiter, kick: &Kick, reader: Option<u64>, event: Event) -> Option<Event> {
     if let Err(error) = waiter.inbox.send(event) {
         return Some(error.0);
+    }
+    if reader == Some(waiter.token) {
+        return None;
     }
     match waiter.waiting {
         Waiting::No => {}
@@ -292,7 +315,7 @@ fn deliver(waiter: &Waiter, kick: &PooledBell, event: Event) -> Option<Event> {
 pub struct Dispatcher {
     table: Mutex<Table>,
     /// Wakes the watcher (it is part of the connection's selector).
-    kick: Arc<PooledBell>,
+    kick: Kick,
 }
 
 /// The message of the error sent for requests of a compilation whose caller
@@ -321,8 +344,17 @@ impl Dispatcher {
                 detached: 0,
                 reading_ended: false,
             }),
-            kick,
+            kick: Kick {
+                bell: kick,
+                pending: AtomicBool::new(false),
+            },
         }
+    }
+
+    /// Whether the kick was rung since this was last asked (the watcher then
+    /// silences it).
+    pub fn take_kick(&self) -> bool {
+        self.kick.pending.swap(false, Ordering::AcqRel)
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -487,7 +519,14 @@ impl Dispatcher {
     }
 
     /// Routes one message the compiler sent under `compilation_id`.
-    pub fn route(&self, compilation_id: u32, message: outbound_message::Message) -> Routing {
+    /// `reader` is the token of the caller reading, if a caller reads: it
+    /// finds its own messages in its channel without being woken.
+    pub fn route(
+        &self,
+        compilation_id: u32,
+        message: outbound_message::Message,
+        reader: Option<u64>,
+    ) -> Routing {
         use outbound_message::Message;
 
         let mut table = self.lock();
@@ -528,6 +567,7 @@ impl Dispatcher {
                         let _ = deliver(
                             &waiter,
                             &self.kick,
+                            reader,
                             Event::Message(Message::VersionResponse(response)),
                         );
                         table.forget_wait(waiter.token, waiter.waiting);
@@ -559,7 +599,7 @@ impl Dispatcher {
             Route::Attached(waiter) => {
                 // If the receiver is gone its owner is detaching right now;
                 // the drop of the handle answers what it had queued.
-                match deliver(waiter, &self.kick, Event::Message(message)) {
+                match deliver(waiter, &self.kick, reader, Event::Message(message)) {
                     Some(Event::Message(message)) => abandoned_reply(compilation_id, &message),
                     Some(Event::Failed(_)) | None => Routing::Done,
                 }
@@ -614,11 +654,11 @@ impl Dispatcher {
                 } else {
                     for_others
                 };
-                let _ = deliver(&waiter, &self.kick, Event::Failed(error.clone()));
+                let _ = deliver(&waiter, &self.kick, None, Event::Failed(error.clone()));
             }
         }
         for (_, waiter) in table.versions.drain() {
-            let _ = deliver(&waiter, &self.kick, Event::Failed(for_others.clone()));
+            let _ = deliver(&waiter, &self.kick, None, Event::Failed(for_others.clone()));
         }
         table.watcher = None;
         table.bell_waiters = 0;
@@ -848,13 +888,18 @@ mod tests {
         })
     }
 
+    /// Routes as a reader that is none of the callers (the background one).
+    fn route(dispatcher: &Dispatcher, id: u32, message: Message) -> Routing {
+        dispatcher.route(id, message, None)
+    }
+
     fn kick() -> Arc<PooledBell> {
         PooledBell::take().unwrap()
     }
 
     fn ready() -> Dispatcher {
         let dispatcher = Dispatcher::new(0, kick());
-        assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
+        assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
         dispatcher
     }
 
@@ -872,18 +917,18 @@ mod tests {
     fn handshake_must_come_first_and_say_protocol_3() {
         let dispatcher = Dispatcher::new(0, kick());
         assert!(matches!(
-            dispatcher.route(1, success("a")),
+            route(&dispatcher, 1, success("a")),
             Routing::Violation(message) if message.contains("expected a VersionResponse first")
         ));
 
         let dispatcher = Dispatcher::new(0, kick());
         assert_eq!(
-            dispatcher.route(0, version(0, "2.7.1")),
+            route(&dispatcher, 0, version(0, "2.7.1")),
             Routing::Incompatible("2.7.1".into(), "1.105.0".into())
         );
 
         let dispatcher = Dispatcher::new(0, kick());
-        assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
+        assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
     }
 
     #[test]
@@ -892,8 +937,8 @@ mod tests {
         let a = dispatcher.register_compilation().unwrap();
         let b = dispatcher.register_compilation().unwrap();
         assert_ne!(a.id, b.id);
-        assert_eq!(dispatcher.route(b.id, success("b")), Routing::Done);
-        assert_eq!(dispatcher.route(a.id, success("a")), Routing::Done);
+        assert_eq!(route(&dispatcher, b.id, success("b")), Routing::Done);
+        assert_eq!(route(&dispatcher, a.id, success("a")), Routing::Done);
         assert_eq!(css_of(a.inbox.try_recv().unwrap()), "a");
         assert_eq!(css_of(b.inbox.try_recv().unwrap()), "b");
         assert!(a.inbox.try_recv().is_err());
@@ -922,7 +967,7 @@ mod tests {
         drop(a.inbox);
 
         // Its requests are answered with errors, its events dropped.
-        match dispatcher.route(a.id, function_call(7)) {
+        match route(&dispatcher, a.id, function_call(7)) {
             Routing::Reply(id, reply) => {
                 assert_eq!(id, a.id);
                 let Some(inbound_message::Message::FunctionCallResponse(response)) = reply.message
@@ -940,7 +985,7 @@ mod tests {
             other => panic!("no error reply: {other:?}"),
         }
         assert_eq!(
-            dispatcher.route(a.id, Message::LogEvent(LogEvent::default())),
+            route(&dispatcher, a.id, Message::LogEvent(LogEvent::default())),
             Routing::Done
         );
 
@@ -950,7 +995,7 @@ mod tests {
         assert_ne!(b.id, a.id);
 
         // Once it finished, the id is free again.
-        assert_eq!(dispatcher.route(a.id, success("late")), Routing::Done);
+        assert_eq!(route(&dispatcher, a.id, success("late")), Routing::Done);
         assert!(!dispatcher.has_detached());
         dispatcher.lock().next_compilation_id = a.id;
         let c = dispatcher.register_compilation().unwrap();
@@ -958,7 +1003,7 @@ mod tests {
 
         // A stale detach of the old registration does not touch the new one.
         dispatcher.detach(a.id, a.token);
-        assert_eq!(dispatcher.route(c.id, success("c")), Routing::Done);
+        assert_eq!(route(&dispatcher, c.id, success("c")), Routing::Done);
         assert_eq!(css_of(c.inbox.try_recv().unwrap()), "c");
     }
 
@@ -966,20 +1011,20 @@ mod tests {
     fn unknown_compilations_and_misplaced_messages_are_violations() {
         let dispatcher = ready();
         assert!(matches!(
-            dispatcher.route(42, success("x")),
+            route(&dispatcher, 42, success("x")),
             Routing::Violation(_)
         ));
         assert!(matches!(
-            dispatcher.route(0, success("x")),
+            route(&dispatcher, 0, success("x")),
             Routing::Violation(_)
         ));
         let a = dispatcher.register_compilation().unwrap();
         assert!(matches!(
-            dispatcher.route(a.id, version(1, "3.3.0")),
+            route(&dispatcher, a.id, version(1, "3.3.0")),
             Routing::Violation(_)
         ));
         assert!(matches!(
-            dispatcher.route(
+            route(&dispatcher, 
                 a.id,
                 Message::CompileResponse(CompileResponse::default())
             ),
@@ -990,7 +1035,7 @@ mod tests {
     #[test]
     fn compiler_protocol_errors_are_reported() {
         let dispatcher = ready();
-        let routing = dispatcher.route(
+        let routing = route(&dispatcher, 
             3,
             Message::Error(crate::protocol::ProtocolError {
                 r#type: crate::protocol::ProtocolErrorType::Params as i32,
@@ -1014,14 +1059,14 @@ mod tests {
         let v1 = dispatcher.register_version().unwrap();
         let v2 = dispatcher.register_version().unwrap();
         assert_ne!(v1.id, v2.id);
-        assert_eq!(dispatcher.route(0, version(v2.id, "3.3.0")), Routing::Done);
+        assert_eq!(route(&dispatcher, 0, version(v2.id, "3.3.0")), Routing::Done);
         assert!(v1.inbox.try_recv().is_err());
         assert!(
             matches!(v2.inbox.try_recv(), Ok(Event::Message(Message::VersionResponse(r))) if r.id == v2.id)
         );
         // Late answers for forgotten requests are dropped.
         dispatcher.forget_version(v1.id, v1.token);
-        assert_eq!(dispatcher.route(0, version(v1.id, "3.3.0")), Routing::Done);
+        assert_eq!(route(&dispatcher, 0, version(v1.id, "3.3.0")), Routing::Done);
         assert_eq!(dispatcher.in_flight(), 0);
     }
 
@@ -1050,7 +1095,7 @@ mod tests {
         let a = dispatcher.register_compilation().unwrap();
         assert!(dispatcher.idle_since().is_none());
         assert!(!dispatcher.close_if_idle(), "a compilation is in flight");
-        assert_eq!(dispatcher.route(a.id, success("a")), Routing::Done);
+        assert_eq!(route(&dispatcher, a.id, success("a")), Routing::Done);
         assert!(dispatcher.idle_since().is_some());
         assert!(dispatcher.close_if_idle());
         assert_eq!(
@@ -1067,7 +1112,7 @@ mod tests {
     fn one_waiter_watches_and_the_others_sleep_on_bells_that_their_messages_ring() {
         let kick = kick();
         let dispatcher = Dispatcher::new(0, kick.clone());
-        assert_eq!(dispatcher.route(0, version(0, "3.3.0")), Routing::Done);
+        assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
         let a = dispatcher.register_compilation().unwrap();
         let b = dispatcher.register_compilation().unwrap();
         let (ka, kb) = (Key::Compilation(a.id), Key::Compilation(b.id));
@@ -1082,7 +1127,7 @@ mod tests {
         assert!(!rung(&bell));
 
         // A message for the bell waiter rings its bell, not the kick.
-        assert_eq!(dispatcher.route(b.id, function_call(1)), Routing::Done);
+        assert_eq!(route(&dispatcher, b.id, function_call(1)), Routing::Done);
         assert!(rung(&bell));
         assert!(!rung(&kick));
         bell.drain();
@@ -1098,7 +1143,7 @@ mod tests {
         ));
 
         // A message for the watcher rings the kick.
-        assert_eq!(dispatcher.route(a.id, function_call(2)), Routing::Done);
+        assert_eq!(route(&dispatcher, a.id, function_call(2)), Routing::Done);
         assert!(rung(&kick));
         kick.drain();
         a.inbox.try_recv().unwrap();
@@ -1117,7 +1162,7 @@ mod tests {
         };
 
         // A finished watcher gives up the watch too, and a sleeper is rung.
-        assert_eq!(dispatcher.route(b.id, success("b")), Routing::Done);
+        assert_eq!(route(&dispatcher, b.id, success("b")), Routing::Done);
         assert!(rung(&kick));
         assert!(rung(&a_bell), "a was rung to take the watch");
         assert!(matches!(

@@ -133,7 +133,9 @@ pub struct Pool {
     config: HostConfig,
     executor: Arc<dyn Executor>,
     state: Mutex<State>,
-    pid: u32,
+    /// The fork generation the pool was made in (see
+    /// [`crate::sys::fork_generation`]).
+    generation: u64,
 }
 
 /// Every pool of this process, for [`Host::close_all`].
@@ -330,7 +332,7 @@ impl Host {
             config,
             executor,
             state: Mutex::new(State::default()),
-            pid: std::process::id(),
+            generation: crate::sys::fork_generation(),
         });
         let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
         live.retain(|pool| pool.strong_count() > 0);
@@ -345,7 +347,7 @@ impl Host {
 
     /// Whether this process is the one that made the host (not a forked child).
     pub fn is_owned_by_this_process(&self) -> bool {
-        self.pool.pid == std::process::id()
+        self.pool.generation == crate::sys::fork_generation()
     }
 
     /// Starts a compilation and sends its request. `nested` says the caller
@@ -451,7 +453,7 @@ impl Host {
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .filter_map(Weak::upgrade)
-            .filter(|pool| pool.pid == std::process::id())
+            .filter(|pool| pool.generation == crate::sys::fork_generation())
             .collect();
         let killed: Vec<Arc<Connection>> = live.iter().flat_map(|pool| pool.kill_all()).collect();
         let deadline = std::time::Instant::now() + EXIT_REAP;

@@ -6,6 +6,8 @@
 //!   made of;
 //! - [`set_nonblocking`]: the host's ends of the compiler's pipes never block
 //!   a caller;
+//! - [`fork_generation`]: which side of a `fork` this is, without a system
+//!   call per question;
 //! - [`poll`]: how a thread without Ruby (the raw benchmark, the tests, the
 //!   built-in executor) waits for descriptors;
 //! - [`die_with_parent`]: on Linux, the compiler is killed by the kernel when
@@ -99,6 +101,33 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// How many forks separate this process from the one that first asked (a
+/// `pthread_atfork` handler counts them in each child).
+static FORK_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn count_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A number that changes in a forked child (and its children), so that
+/// state made before a fork is recognised as the parent's without calling
+/// `getpid` on every use. Comparisons are meaningful along one line of
+/// forks: what was made where the generation was `n` belongs to this
+/// process only while the generation is still `n`.
+pub fn fork_generation() -> u64 {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: registers a child handler that only increments an atomic
+        // (async-signal-safe, as code after fork must be); no pointers are
+        // passed. A failure (ENOMEM) leaves the count at 0: forks are then
+        // not noticed, as before this existed.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(count_fork_in_child));
+        }
+    });
+    FORK_GENERATION.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Which readiness to wait for.

@@ -72,7 +72,7 @@ pub fn preload(ruby: &Ruby) {
 
 /// Reads `key` of the request hash Ruby built.
 fn field(ruby: &Ruby, hash: RHash, key: &str) -> Option<Value> {
-    hash.get(ruby.to_symbol(key))
+    hash.get(ruby.sym_new(key))
         .filter(|value| !value.is_nil())
 }
 
@@ -325,7 +325,7 @@ pub fn log_event_args(
         _ => ruby.qnil().as_value(),
     };
     Ok((
-        ruby.to_symbol(kind),
+        Symbol::from(ruby.sym_new(kind)),
         ruby.str_new(&event.message),
         span,
         non_empty(ruby, &event.stack_trace),

@@ -283,11 +283,11 @@ fn number_to_ruby(ruby: &Ruby, number: &proto::Number) -> Result<Value, Error> {
     }
     let units = ruby.hash_new();
     units.aset(
-        ruby.to_symbol("numerator_units"),
+        ruby.sym_new("numerator_units"),
         strings_to_ruby(ruby, &number.numerators)?,
     )?;
     units.aset(
-        ruby.to_symbol("denominator_units"),
+        ruby.sym_new("denominator_units"),
         strings_to_ruby(ruby, &number.denominators)?,
     )?;
     class.new_instance((number.value, units))
@@ -336,14 +336,14 @@ fn color_to_ruby(ruby: &Ruby, color: &proto::Color) -> Result<Value, Error> {
         ));
     };
     let options = ruby.hash_new();
-    options.aset(ruby.to_symbol("space"), ruby.str_new(&color.space))?;
+    options.aset(ruby.sym_new("space"), ruby.str_new(&color.space))?;
     for (name, channel) in names
         .iter()
         .zip([color.channel1, color.channel2, color.channel3])
     {
-        options.aset(ruby.to_symbol(name), channel)?;
+        options.aset(ruby.sym_new(*name), channel)?;
     }
-    options.aset(ruby.to_symbol("alpha"), color.alpha)?;
+    options.aset(ruby.sym_new("alpha"), color.alpha)?;
     ruby.get_inner(&COLOR)
         .new_instance((magnus::KwArgs(options),))
 }

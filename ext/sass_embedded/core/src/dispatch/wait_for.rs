@@ -21,14 +21,15 @@ struct Pipe {
     write: File,
 }
 
-/// The process's baton, and the process it was made in (a forked child
-/// makes its own: the parent may hold the inherited one forever).
-static BATON: Mutex<Option<(u32, Arc<Pipe>)>> = Mutex::new(None);
+/// The process's baton, and the fork generation it was made in (a forked
+/// child makes its own: the parent may hold the inherited one forever).
+static BATON: Mutex<Option<(u64, Arc<Pipe>)>> = Mutex::new(None);
 
 fn pipe() -> std::io::Result<Arc<Pipe>> {
     let mut baton = BATON.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((pid, pipe)) = &*baton {
-        if *pid == std::process::id() {
+    let generation = crate::sys::fork_generation();
+    if let Some((made_in, pipe)) = &*baton {
+        if *made_in == generation {
             return Ok(pipe.clone());
         }
     }
@@ -38,7 +39,7 @@ fn pipe() -> std::io::Result<Arc<Pipe>> {
         write: File::from(write),
     });
     (&pipe.write).write_all(&[1])?;
-    *baton = Some((std::process::id(), pipe.clone()));
+    *baton = Some((generation, pipe.clone()));
     Ok(pipe)
 }
 
