@@ -18,6 +18,12 @@ module Sass
   #   result = sass.compile('style.scss')
   #   sass.close
   class Compiler
+    # The defaults of the list and Hash options: shared, not allocated per
+    # compile (their values are only read).
+    EMPTY_LIST = [].freeze
+    EMPTY_HASH = {}.freeze
+    private_constant :EMPTY_LIST, :EMPTY_HASH
+
     # @param idle_timeout [Numeric, nil] stop the compiler process after this
     #   many seconds without work (it restarts on demand); nil keeps it running
     #   until {#close}. Extra processes stop after 5 idle seconds regardless.
@@ -93,23 +99,23 @@ module Sass
     # @raise [IOError, SystemCallError] if the compiler cannot run
     # @see https://sass-lang.com/documentation/js-api/functions/compile/
     def compile(path,
-                load_paths: [],
+                load_paths: EMPTY_LIST,
 
                 charset: true,
                 source_map: false,
                 source_map_include_sources: false,
                 style: :expanded,
 
-                functions: {},
-                importers: [],
+                functions: EMPTY_HASH,
+                importers: EMPTY_LIST,
 
                 alert_ascii: false,
                 alert_color: nil,
-                fatal_deprecations: [],
-                future_deprecations: [],
+                fatal_deprecations: EMPTY_LIST,
+                future_deprecations: EMPTY_LIST,
                 logger: nil,
                 quiet_deps: false,
-                silence_deprecations: [],
+                silence_deprecations: EMPTY_LIST,
                 verbose: false)
       raise ArgumentError, 'path must be set' if path.nil?
 
@@ -148,7 +154,7 @@ module Sass
     # @see https://sass-lang.com/documentation/js-api/functions/compilestring/
     def compile_string(source,
                        importer: nil,
-                       load_paths: [],
+                       load_paths: EMPTY_LIST,
                        syntax: :scss,
                        url: nil,
 
@@ -157,16 +163,16 @@ module Sass
                        source_map_include_sources: false,
                        style: :expanded,
 
-                       functions: {},
-                       importers: [],
+                       functions: EMPTY_HASH,
+                       importers: EMPTY_LIST,
 
                        alert_ascii: false,
                        alert_color: nil,
-                       fatal_deprecations: [],
-                       future_deprecations: [],
+                       fatal_deprecations: EMPTY_LIST,
+                       future_deprecations: EMPTY_LIST,
                        logger: nil,
                        quiet_deps: false,
-                       silence_deprecations: [],
+                       silence_deprecations: EMPTY_LIST,
                        verbose: false)
       raise ArgumentError, 'source must be set' if source.nil?
 

@@ -73,7 +73,9 @@ module Sass
         @data[:functions] = @functions.signatures
 
         @importers = Session::ImporterRegistry.new
-        @data[:importers] = @importers.register_all(importers) + Request.load_paths(load_paths)
+        registered = @importers.register_all(importers)
+        load_paths = Request.load_paths(load_paths)
+        @data[:importers] = registered.empty? ? load_paths : registered + load_paths
         @data[:importer] = @importers.register(importer, 'importer') unless importer.nil?
 
         @logger = Session::LoggerRegistry.new(logger)

@@ -12,7 +12,7 @@ module Sass
         @functions = request.functions
         @importers = request.importers
         @logger = request.logger
-        @callback_errors = []
+        @callback_errors = nil
       end
 
       # What the compiler is told of a callback's exception, as the
@@ -59,7 +59,7 @@ module Sass
       # @return [StandardError, nil] the last exception a callback raised: the
       #   cause of the compile error it led to, so its backtrace is not lost
       def callback_error
-        @callback_errors.last
+        @callback_errors&.last
       end
 
       private
@@ -67,7 +67,7 @@ module Sass
       def record
         yield
       rescue StandardError => e
-        @callback_errors << e
+        (@callback_errors ||= []) << e
         raise
       end
     end

@@ -409,8 +409,7 @@ impl Connection {
             guard.ended = true;
             drop(guard);
             self.dispatcher.set_reading_ended();
-            self.executor
-                .spawn(Box::pin(finish(self.clone(), end)));
+            self.executor.spawn(Box::pin(finish(self.clone(), end)));
         }
     }
 

@@ -1024,7 +1024,7 @@ mod tests {
             Routing::Violation(_)
         ));
         assert!(matches!(
-            route(&dispatcher, 
+            route(&dispatcher,
                 a.id,
                 Message::CompileResponse(CompileResponse::default())
             ),
@@ -1035,7 +1035,8 @@ mod tests {
     #[test]
     fn compiler_protocol_errors_are_reported() {
         let dispatcher = ready();
-        let routing = route(&dispatcher, 
+        let routing = route(
+            &dispatcher,
             3,
             Message::Error(crate::protocol::ProtocolError {
                 r#type: crate::protocol::ProtocolErrorType::Params as i32,
@@ -1059,14 +1060,20 @@ mod tests {
         let v1 = dispatcher.register_version().unwrap();
         let v2 = dispatcher.register_version().unwrap();
         assert_ne!(v1.id, v2.id);
-        assert_eq!(route(&dispatcher, 0, version(v2.id, "3.3.0")), Routing::Done);
+        assert_eq!(
+            route(&dispatcher, 0, version(v2.id, "3.3.0")),
+            Routing::Done
+        );
         assert!(v1.inbox.try_recv().is_err());
         assert!(
             matches!(v2.inbox.try_recv(), Ok(Event::Message(Message::VersionResponse(r))) if r.id == v2.id)
         );
         // Late answers for forgotten requests are dropped.
         dispatcher.forget_version(v1.id, v1.token);
-        assert_eq!(route(&dispatcher, 0, version(v1.id, "3.3.0")), Routing::Done);
+        assert_eq!(
+            route(&dispatcher, 0, version(v1.id, "3.3.0")),
+            Routing::Done
+        );
         assert_eq!(dispatcher.in_flight(), 0);
     }
 

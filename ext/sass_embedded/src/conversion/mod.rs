@@ -72,8 +72,7 @@ pub fn preload(ruby: &Ruby) {
 
 /// Reads `key` of the request hash Ruby built.
 fn field(ruby: &Ruby, hash: RHash, key: &str) -> Option<Value> {
-    hash.get(ruby.sym_new(key))
-        .filter(|value| !value.is_nil())
+    hash.get(ruby.sym_new(key)).filter(|value| !value.is_nil())
 }
 
 fn string_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Option<String>, Error> {

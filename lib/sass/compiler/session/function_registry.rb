@@ -7,6 +7,9 @@ module Sass
       # host functions ({Value::Function} with a block) returned to Sass during
       # it, by id. Answers +FunctionCallRequest+s.
       class FunctionRegistry
+        EMPTY_HASH = {}.freeze
+        EMPTY_LIST = [].freeze
+
         # Host function ids must be unique across all compilations of the
         # process, so they come from one counter.
         @next_id = 0
@@ -31,8 +34,13 @@ module Sass
             raise TypeError, "functions must be a Hash of signatures to callables, got #{functions.inspect[0, 80]}"
           end
 
+          # Most compiles have no functions: they share the empty ones.
+          @by_name = EMPTY_HASH
+          @by_id = nil
+          @signatures = EMPTY_LIST
+          return if functions.empty?
+
           @by_name = {}
-          @by_id = {}
           @signatures = []
           functions.each_pair do |signature, callable|
             signature = FunctionRegistry.signature(signature)
@@ -51,7 +59,9 @@ module Sass
         # @return [Value]
         def call(name_or_id, arguments)
           callable = if name_or_id.is_a?(Integer)
-                       @by_id.fetch(name_or_id) { raise "unknown host function id #{name_or_id}" }.callback
+                       (@by_id || EMPTY_HASH).fetch(name_or_id) do
+                         raise "unknown host function id #{name_or_id}"
+                       end.callback
                      else
                        @by_name.fetch(name_or_id) { raise "unknown function #{name_or_id}" }
                      end
@@ -62,6 +72,7 @@ module Sass
         # @param function [Value::Function]
         # @return [Array(Integer, String)] the id and the signature
         def register(function)
+          @by_id ||= {}
           id = @by_id.key(function) || FunctionRegistry.next_id.tap { |new_id| @by_id[new_id] = function }
           [id, function.signature]
         end

@@ -6,17 +6,22 @@ module Sass
       # The importers of one compile, by the id the compiler calls them with.
       # Answers +CanonicalizeRequest+, +ImportRequest+ and +FileImportRequest+.
       class ImporterRegistry
+        EMPTY = [].freeze
+
         # The entries of a Hash importer that are called.
         CALLABLES = %i[canonicalize load find_file_url].freeze
 
         def initialize
-          @importers = []
+          @importers = nil
         end
 
         # @param importers [Array<Object>]
         # @return [Array<Array>] descriptors for the request, in order
         def register_all(importers)
-          Request.list(importers, 'importers').map { |importer| register(importer, 'importer') }
+          importers = Request.list(importers, 'importers')
+          return importers if importers.empty?
+
+          importers.map { |importer| register(importer, 'importer') }
         end
 
         # Registers one importer and returns its descriptor for the request:
@@ -125,12 +130,12 @@ module Sass
         # Calls the importer's +method+: a method of an importer object, or the
         # callable of a Hash importer, called as it is.
         def invoke(id, method, *args)
-          importer = @importers.fetch(id)
+          importer = (@importers || EMPTY).fetch(id)
           importer.is_a?(Structure) ? importer.call(method, *args) : importer.public_send(method, *args)
         end
 
         def add(importer)
-          @importers << importer
+          (@importers ||= []) << importer
           @importers.length - 1
         end
       end
