@@ -215,11 +215,14 @@ end
 tiny = find(results, '1t/100000c w/o func w/o url')
 cpu = per_compile(tiny['multiplexed'], :host_cpu) / per_compile(tiny['raw'], :host_cpu)
 target.call('host CPU per 1t tiny compile <= 1.5 x raw\'s', cpu, cpu <= 1.5)
-main_over_thread = find(results, 'main/100000c w/o func w/o url')['multiplexed'][:rate] / tiny['multiplexed'][:rate]
-target.call('1t tiny on the main thread within 5% of another thread', main_over_thread,
+# Rows run minutes apart, and this machine's speed drifts more than these
+# targets allow: each row is compared through its own raw ceiling, measured
+# interleaved with it.
+main_over_thread = ratio(results, 'main/100000c w/o func w/o url') / ratio(results, '1t/100000c w/o func w/o url')
+target.call('1t tiny on the main thread within 5% of another thread (x raw over x raw)', main_over_thread,
             (main_over_thread - 1).abs <= 0.05)
-scheduler = find(results, '1f/100000c w/o func w/o url')['multiplexed'][:rate] / tiny['multiplexed'][:rate]
-target.call('1t tiny in a fiber under a scheduler costs <= 10% (rate over without)', scheduler, scheduler >= 0.9)
+scheduler = ratio(results, '1f/100000c w/o func w/o url') / ratio(results, '1t/100000c w/o func w/o url')
+target.call('1t tiny in a fiber under a scheduler costs <= 10% (x raw over x raw)', scheduler, scheduler >= 0.9)
 target.call('bootstrap: multiplexed >= 0.97 x raw (no regression)', ratio(results, '1t/100c bootstrap'),
             ratio(results, '1t/100c bootstrap') >= 0.97)
 sleeping = ratio(results, '16t/2000c w/ func sleeping 1ms', 'multiplexed', 'wait_for')

@@ -399,9 +399,13 @@ pub struct VersionQuery {
 }
 
 impl VersionQuery {
+    /// Sends a `VersionRequest` on `connection`. If the compiler does not
+    /// take it and `may_refuse`, fails (so the caller asks another); else the
+    /// query learns how the compiler ended from [`poll`](Self::poll).
     pub(crate) fn start(
         connection: Arc<Connection>,
         registration: Registration,
+        may_refuse: bool,
     ) -> Result<Self, HostError> {
         let message = InboundMessage {
             message: Some(inbound_message::Message::VersionRequest(
@@ -416,7 +420,12 @@ impl VersionQuery {
             inbox: Inbox::new(connection, registration, key),
             done: false,
         };
-        query.inbox.send(packet)?;
+        if let Err(error) = query.inbox.send(packet) {
+            if may_refuse {
+                return Err(error);
+            }
+            query.inbox.connection.arm_background_reader();
+        }
         Ok(query)
     }
 

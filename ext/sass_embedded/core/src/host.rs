@@ -381,26 +381,40 @@ impl Host {
 
     /// Sends a `VersionRequest` to a running compiler (starting one if none).
     pub fn version(&self) -> Result<VersionQuery, HostError> {
-        let (connection, registration) = {
-            let mut state = self.pool.lock();
-            if state.closed {
-                return Err(HostError::Closed);
-            }
-            state.retire();
-            let existing = state
-                .connections
-                .iter()
-                .find_map(|c| c.register_version().ok().map(|r| (c.clone(), r)));
-            match existing {
-                Some(pair) => pair,
-                None => {
-                    let connection = self.pool.start_connection(&mut state)?;
-                    let registration = connection.register_version().map_err(registration_error)?;
-                    (connection, registration)
+        // As for compiles: a compiler that died between requests refuses
+        // this one, and another is asked (a fresh one, the second time).
+        let mut refused = None;
+        for fresh in [false, true] {
+            let (connection, registration) = {
+                let mut state = self.pool.lock();
+                if state.closed {
+                    return Err(HostError::Closed);
                 }
+                state.retire();
+                let existing = (!fresh)
+                    .then(|| {
+                        state
+                            .connections
+                            .iter()
+                            .find_map(|c| c.register_version().ok().map(|r| (c.clone(), r)))
+                    })
+                    .flatten();
+                match existing {
+                    Some(pair) => pair,
+                    None => {
+                        let connection = self.pool.start_connection(&mut state)?;
+                        let registration =
+                            connection.register_version().map_err(registration_error)?;
+                        (connection, registration)
+                    }
+                }
+            };
+            match VersionQuery::start(connection, registration, !fresh) {
+                Ok(query) => return Ok(query),
+                Err(error) => refused = Some(error),
             }
-        };
-        VersionQuery::start(connection, registration)
+        }
+        Err(refused.expect("two attempts were made"))
     }
 
     /// The process ids of the running compilers, first started first.
