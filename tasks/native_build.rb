@@ -65,7 +65,7 @@ module SassEmbeddedBuild
         next if next_minors(lower).include?(upper)
 
         raise "cannot pack Ruby #{versions.join(', ')}: RubyGems cannot express a gap between #{lower} and " \
-              "#{upper}; build the minors between them or leave out #{upper} and above"
+              "#{upper}; build the minors between them, or name a contiguous range in #{MINORS_ENV}"
       end
       major, minor = versions.last.segments
       [">= #{versions.first}", "< #{major}.#{minor + 1}.dev"]
