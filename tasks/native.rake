@@ -29,9 +29,10 @@ task 'test:native_gem' => :compile do
   # unless told otherwise: other minors left under lib/sass/ by `rake
   # test:rubies` (3.1, 3.3, 3.4: a gap RubyGems cannot express) are not what
   # this test proves.
-  minors = ENV.fetch(SassEmbeddedBuild::PlatformGem::MINORS_ENV, '').strip.empty? ? [RUBY_MINOR] : nil
+  platform_gem = SassEmbeddedBuild::PlatformGem
+  minors = ENV.fetch(platform_gem::MINORS_ENV, '').strip.empty? ? [RUBY_MINOR] : platform_gem.ruby_minors(ROOT)
   Dir.mktmpdir('sass-embedded-native-gem') do |tmp|
-    gem = SassEmbeddedBuild::PlatformGem.build(ROOT, tmp, minors: minors || SassEmbeddedBuild::PlatformGem.ruby_minors(ROOT))
+    gem = platform_gem.build(ROOT, tmp, minors:)
     sh RbConfig.ruby, File.join(ROOT, 'test', 'install', 'platform_gem.rb'), gem
   end
 end
