@@ -58,9 +58,29 @@ pub(crate) const STDERR_GRACE: Duration = Duration::from_millis(500);
 pub const BELL_PATIENCE: Duration = Duration::from_millis(100);
 /// How long the watcher sleeps before it looks again even if nothing woke
 /// it. Every message for it wakes it, by the compiler's output or the kick;
-/// this bounds the cost of a wake-up lost anyway (one was seen once, under
-/// heavy load, and never reproduced) to a delay instead of a hang.
+/// this is a safety net that bounds the cost of a wake-up lost anyway to a
+/// delay instead of a hang.
 pub const WATCH_PATIENCE: Duration = Duration::from_secs(1);
+
+/// How long waiting callers sleep before they look again although nothing
+/// woke them. `None` sleeps until woken: tests use it so that a lost wake-up
+/// is a hang they report instead of a delay nobody notices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Patience {
+    /// The watcher, on the selector.
+    pub watch: Option<Duration>,
+    /// Every other caller, on its bell.
+    pub bell: Option<Duration>,
+}
+
+impl Default for Patience {
+    fn default() -> Self {
+        Self {
+            watch: Some(WATCH_PATIENCE),
+            bell: Some(BELL_PATIENCE),
+        }
+    }
+}
 
 /// How a connection treats its compiler over time.
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +90,8 @@ pub struct Timeouts {
     /// Fail the compiler if it has not answered the version handshake this
     /// long after it started (a wrong program, or one that hangs).
     pub startup: Duration,
+    /// How long waiting callers sleep unwoken.
+    pub patience: Patience,
 }
 
 /// What a caller waits on: a descriptor to wait for readability, and for
@@ -133,6 +155,7 @@ pub struct Connection {
     write_failed: Arc<AtomicBool>,
     /// The compiler's stderr ended: it exited (or is exiting).
     stderr_ended: AtomicBool,
+    patience: Patience,
 }
 
 impl std::fmt::Debug for Connection {
@@ -245,6 +268,7 @@ impl Connection {
             background,
             write_failed,
             stderr_ended: AtomicBool::new(false),
+            patience: timeouts.patience,
         });
 
         let handshake = InboundMessage {
@@ -363,7 +387,7 @@ impl Connection {
                     return Next::Wait(
                         WaitFd {
                             fd: self.selector_fd,
-                            timeout: Some(WATCH_PATIENCE),
+                            timeout: self.patience.watch,
                         },
                         Slept::Selector,
                     )
@@ -372,7 +396,7 @@ impl Connection {
                     return Next::Wait(
                         WaitFd {
                             fd: bell.fd(),
-                            timeout: Some(BELL_PATIENCE),
+                            timeout: self.patience.bell,
                         },
                         Slept::Bell(bell),
                     )
@@ -396,11 +420,16 @@ impl Connection {
     /// else is reading right now or the output ended. `reader` is the
     /// reading caller's token, if a caller reads.
     fn try_read(self: &Arc<Self>, reader: Option<u64>) {
-        let mut guard = match self.reader.try_lock() {
+        let guard = match self.reader.try_lock() {
             Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return,
         };
+        self.read_with(guard, reader);
+    }
+
+    /// Reads and routes with the reader lock held.
+    fn read_with(self: &Arc<Self>, mut guard: MutexGuard<'_, Reader>, reader: Option<u64>) {
         if guard.ended {
             return;
         }
@@ -764,7 +793,11 @@ async fn background_reader(connection: Weak<Connection>) {
             if !strong.needs_background_reader() {
                 break;
             }
-            strong.try_read(None);
+            // Waits for a caller reading right now instead of skipping: the
+            // readiness this task woke to is spent (tokio's is
+            // edge-triggered), so what that caller leaves unread would wake
+            // nobody.
+            strong.read_with(strong.lock_reader(), None);
             if !strong.needs_background_reader() {
                 break;
             }

@@ -187,7 +187,8 @@ struct Table {
     failure: Option<HostError>,
     closing: bool,
     idle_since: Option<Instant>,
-    /// The token of the caller waiting on the selector.
+    /// The token of the caller waiting on the selector: one at a time, so
+    /// the kick wakes the caller it was rung for.
     watcher: Option<u64>,
     /// How many callers wait on their bells.
     bell_waiters: usize,
@@ -246,6 +247,30 @@ impl Table {
         }
         if self.watcher == Some(token) {
             self.watcher = None;
+        }
+    }
+
+    /// Forgets the waiter of a registration that `reader` (the caller reading,
+    /// if a caller reads) has just removed, its last event delivered. A
+    /// watcher other than the reader keeps the watch until it has woken to
+    /// that event and said so ([`Table::let_go`]): it still sleeps on the
+    /// selector, and a successor sleeping there beside it could silence the
+    /// kick rung for it (or take the one rung for the successor), leaving its
+    /// event unseen.
+    fn retire(&mut self, waiter: &Waiter, reader: Option<u64>) {
+        if waiter.waiting == Waiting::Watch && reader != Some(waiter.token) {
+            return;
+        }
+        self.forget_wait(waiter.token, waiter.waiting);
+        self.promote();
+    }
+
+    /// The caller with `token`, whose registration is gone, is awake (or
+    /// gone): if it kept the watch (see [`Table::retire`]), it gives it up.
+    fn let_go(&mut self, token: u64) {
+        if self.watcher == Some(token) {
+            self.watcher = None;
+            self.promote();
         }
     }
 
@@ -413,6 +438,8 @@ impl Dispatcher {
             }
             table.promote();
             table.note_activity();
+        } else {
+            table.let_go(token);
         }
     }
 
@@ -423,12 +450,14 @@ impl Dispatcher {
     /// Returns whether the compilation is now detached.
     pub fn detach(&self, id: u32, token: u64) -> bool {
         let mut table = self.lock();
-        let Some(route) = table.compilations.get_mut(&id) else {
+        let Some(route) = table
+            .compilations
+            .get_mut(&id)
+            .filter(|route| route.token() == token)
+        else {
+            table.let_go(token);
             return false;
         };
-        if route.token() != token {
-            return false;
-        }
         let Route::Attached(waiter) = std::mem::replace(route, Route::Detached { token }) else {
             return true;
         };
@@ -446,6 +475,8 @@ impl Dispatcher {
                 table.forget_wait(token, waiter.waiting);
             }
             table.promote();
+        } else {
+            table.let_go(token);
         }
         table.note_activity();
     }
@@ -491,6 +522,7 @@ impl Dispatcher {
     pub fn done_waiting(&self, key: Key, token: u64) {
         let mut table = self.lock();
         let Some(waiter) = table.waiter(key, token) else {
+            table.let_go(token);
             return;
         };
         let waiting = std::mem::replace(&mut waiter.waiting, Waiting::No);
@@ -570,8 +602,7 @@ impl Dispatcher {
                             reader,
                             Event::Message(Message::VersionResponse(response)),
                         );
-                        table.forget_wait(waiter.token, waiter.waiting);
-                        table.promote();
+                        table.retire(&waiter, reader);
                         table.note_activity();
                     }
                     // A response to a request whose caller has gone is dropped.
@@ -608,10 +639,7 @@ impl Dispatcher {
         };
         if finished {
             match table.compilations.remove(&compilation_id) {
-                Some(Route::Attached(waiter)) => {
-                    table.forget_wait(waiter.token, waiter.waiting);
-                    table.promote();
-                }
+                Some(Route::Attached(waiter)) => table.retire(&waiter, reader),
                 Some(Route::Detached { .. }) => table.detached -= 1,
                 None => {}
             }
@@ -1168,12 +1196,89 @@ mod tests {
             panic!("the watch is taken");
         };
 
-        // A finished watcher gives up the watch too, and a sleeper is rung.
+        // A watcher whose compilation another caller finishes keeps the
+        // watch until it has woken to its result: nobody else may sleep on
+        // the selector beside it, where one could silence the kick rung for
+        // the other.
         assert_eq!(route(&dispatcher, b.id, success("b")), Routing::Done);
         assert!(rung(&kick));
+        assert!(
+            !rung(&a_bell),
+            "nobody takes the watch while b sleeps on it"
+        );
+        assert!(matches!(
+            dispatcher.wait_on(ka, a.token).unwrap(),
+            Wait::Bell(_)
+        ));
+        // b wakes to its result and gives up the watch: a sleeper is rung.
+        kick.drain();
+        assert!(dispatcher.take_kick());
+        assert!(matches!(
+            dispatcher.wait_on(kb, b.token).unwrap(),
+            Wait::Ready
+        ));
+        assert!(matches!(b.inbox.try_recv(), Ok(Event::Message(_))));
+        dispatcher.done_waiting(kb, b.token);
         assert!(rung(&a_bell), "a was rung to take the watch");
         assert!(matches!(
             dispatcher.wait_on(ka, a.token).unwrap(),
+            Wait::Watch
+        ));
+    }
+
+    #[test]
+    fn a_watcher_finished_by_another_reader_keeps_the_watch_until_it_leaves() {
+        let dispatcher = ready();
+        let watcher = dispatcher.register_compilation().unwrap();
+        let other = dispatcher.register_compilation().unwrap();
+        let query = dispatcher.register_version().unwrap();
+        let (kw, ko, kv) = (
+            Key::Compilation(watcher.id),
+            Key::Compilation(other.id),
+            Key::Version(query.id),
+        );
+        assert!(matches!(
+            dispatcher.wait_on(kw, watcher.token).unwrap(),
+            Wait::Watch
+        ));
+        // `other` reads and routes the watcher's result while it sleeps.
+        assert_eq!(
+            dispatcher.route(watcher.id, success("w"), Some(other.token)),
+            Routing::Done
+        );
+        assert!(
+            matches!(dispatcher.wait_on(ko, other.token).unwrap(), Wait::Bell(_)),
+            "the watch stays with the caller asleep on the selector"
+        );
+        // Leaving without looking (an interrupted caller drops its
+        // compilation) gives the watch up as well.
+        assert!(!dispatcher.detach(watcher.id, watcher.token));
+        assert!(matches!(
+            dispatcher.wait_on(ko, other.token).unwrap(),
+            Wait::Watch
+        ));
+
+        // The same for a version request's waiter.
+        assert!(matches!(
+            dispatcher.wait_on(kv, query.token).unwrap(),
+            Wait::Bell(_)
+        ));
+        dispatcher.done_waiting(ko, other.token);
+        assert!(matches!(
+            dispatcher.wait_on(kv, query.token).unwrap(),
+            Wait::Watch
+        ));
+        assert_eq!(
+            dispatcher.route(0, version(query.id, "3.3.0"), Some(other.token)),
+            Routing::Done
+        );
+        assert!(matches!(
+            dispatcher.wait_on(ko, other.token).unwrap(),
+            Wait::Bell(_)
+        ));
+        dispatcher.forget_version(query.id, query.token);
+        assert!(matches!(
+            dispatcher.wait_on(ko, other.token).unwrap(),
             Wait::Watch
         ));
     }

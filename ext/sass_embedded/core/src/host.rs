@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use crate::compilation::{Compilation, VersionQuery};
-use crate::connection::{Connection, Timeouts};
+use crate::connection::{Connection, Patience, Timeouts};
 use crate::dispatch::DispatchMode;
 use crate::dispatcher::{RegisterError, Registration};
 use crate::error::HostError;
@@ -72,6 +72,8 @@ pub struct HostConfig {
     pub dispatch: DispatchMode,
     /// Where the background work runs.
     pub executor: ExecutorKind,
+    /// How long waiting callers sleep unwoken.
+    pub patience: Patience,
 }
 
 impl HostConfig {
@@ -84,6 +86,7 @@ impl HostConfig {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             dispatch: DispatchMode::Multiplexed,
             executor: ExecutorKind::default(),
+            patience: Patience::default(),
         }
     }
 }
@@ -160,6 +163,7 @@ impl Pool {
         let timeouts = Timeouts {
             idle,
             startup: self.config.startup_timeout,
+            patience: self.config.patience,
         };
         let connection = Connection::start(&self.config.command, &self.executor, timeouts)?;
         state.connections.push(connection.clone());

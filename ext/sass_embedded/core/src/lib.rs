@@ -38,7 +38,7 @@ pub mod protocol;
 mod sys;
 
 pub use compilation::{Compilation, Received, Step, VersionQuery};
-pub use connection::WaitFd;
+pub use connection::{Patience, WaitFd};
 pub use error::{HostError, HostErrorKind};
 pub use executor::ExecutorKind;
 pub use host::{Host, HostConfig};

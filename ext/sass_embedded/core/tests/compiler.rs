@@ -12,7 +12,9 @@ use sass_embedded_core::protocol::{
     outbound_message::{compile_response, CompileResponse, Message},
     value, Value,
 };
-use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig, HostError, Received};
+use sass_embedded_core::{
+    CompilerCommand, ExecutorKind, Host, HostConfig, HostError, Patience, Received,
+};
 
 /// The compiler: `SASS_EMBEDDED_COMPILER`, or the one `rake compiler` installs.
 fn compiler() -> CompilerCommand {
@@ -189,6 +191,60 @@ in_every_setup! {
                         assert_eq!(
                             css(finish(&mut compilation)),
                             format!(".t{thread}-{index} {{\n  v: {index};\n}}")
+                        );
+                    }
+                });
+            }
+        });
+        host.close();
+    }
+}
+
+in_every_setup! {
+    no_wake_up_is_lost_among_many_callers(setup) {
+        // Callers sleep until woken, with no second look after a while, so a
+        // lost wake-up is a caller that never gets its message: it fails
+        // here after `STALL` instead of costing a delay.
+        const STALL: Duration = Duration::from_secs(15);
+        let mut config = config_in(setup);
+        config.patience = Patience { watch: None, bell: None };
+        let host = Host::new(config).expect("an executor");
+        std::thread::scope(|scope| {
+            for thread in 0..16 {
+                let host = &host;
+                scope.spawn(move || {
+                    for index in 0..150 {
+                        let functions: &[&str] = if thread % 2 == 0 { &["foo()"] } else { &[] };
+                        let source = if functions.is_empty() {
+                            format!(".t{thread}-{index} {{ v: {index} }}")
+                        } else {
+                            format!(".t{thread}-{index} {{ v: foo() }}")
+                        };
+                        let mut compilation = host.compile(&request(&source, functions), false).unwrap();
+                        let response = loop {
+                            let received = compilation.recv_timeout(STALL).unwrap_or_else(|| {
+                                panic!("thread {thread}, compile {index}: a wake-up was lost")
+                            });
+                            match received {
+                                Received::Message(Message::CompileResponse(response)) => break response,
+                                Received::Message(Message::FunctionCallRequest(call)) => {
+                                    compilation.respond(inbound_message::Message::FunctionCallResponse(
+                                        FunctionCallResponse {
+                                            id: call.id,
+                                            result: Some(function_call_response::Result::Success(
+                                                unquoted("bar"),
+                                            )),
+                                            accessed_argument_lists: Vec::new(),
+                                        },
+                                    ));
+                                }
+                                other => panic!("unexpected {other:?}"),
+                            }
+                        };
+                        let value = if functions.is_empty() { index.to_string() } else { "bar".into() };
+                        assert_eq!(
+                            css(response),
+                            format!(".t{thread}-{index} {{\n  v: {value};\n}}")
                         );
                     }
                 });
