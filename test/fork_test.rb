@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'io/wait'
 require_relative 'test_helper'
 
 # A forked child starts its own compiler and never touches the parent's.
@@ -32,6 +33,54 @@ class ForkTest < Minitest::Test
     assert_equal parent_compiler, compiler_pid(compiler), "the child's close did not touch the parent's compiler"
     assert_equal "a {\n  b: d;\n}", compiler.compile_string('a { b: d }').css
   ensure
+    kill_child(child)
+  end
+
+  # A callback that forks without a block comes back into the compile twice:
+  # in the parent, which finishes it, and in the child, which must not touch
+  # it (the compiler's pipes are the parent's: the child would answer in the
+  # parent's place and take the parent's messages).
+  def test_a_child_forked_in_a_callback_cannot_go_on_with_the_parents_compile
+    compiler = new_compiler
+    parent = Process.pid
+    reader, writer = IO.pipe
+    child = nil
+    function = lambda do |_|
+      child = fork
+      if child.nil?
+        GC.stress = false # the child tests fork, not the collector
+        reader.close
+        return Sass::Value::String.new('child', quoted: false)
+      end
+      # The parent answers only once the child has come back from the compile.
+      assert reader.wait_readable(30), 'the forked child never came back from the compile'
+      Sass::Value::String.new('parent', quoted: false)
+    end
+
+    outcome = begin
+      Timeout.timeout(60) { compiler.compile_string('a { b: who() }', functions: { 'who()' => function }).css }
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      raise if Process.pid == parent
+
+      e
+    end
+    if Process.pid != parent
+      writer.write(outcome.is_a?(Exception) ? "#{outcome.class}: #{outcome.message}" : "css: #{outcome}")
+      writer.close
+      exit!(0)
+    end
+
+    writer.close
+    report = reader.read
+    _, status = Process.wait2(child)
+    child = nil
+
+    assert_predicate status, :success?
+    assert_match(/\AIOError: this compilation was started before the process forked/, report)
+    assert_equal "a {\n  b: parent;\n}", outcome
+    assert_equal "c {\n  d: e;\n}", compiler.compile_string('c { d: e }').css
+  ensure
+    reader&.close unless reader&.closed?
     kill_child(child)
   end
 end

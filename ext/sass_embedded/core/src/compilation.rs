@@ -84,6 +84,9 @@ struct Inbox {
     slept: Slept,
     /// Nothing was asked yet: the request just went out.
     fresh: bool,
+    /// The fork generation of the process that started it (see
+    /// [`Inbox::forked`]).
+    generation: u64,
 }
 
 impl Inbox {
@@ -94,11 +97,25 @@ impl Inbox {
             key,
             slept: Slept::Nothing,
             fresh: true,
+            generation: crate::sys::fork_generation(),
         }
+    }
+
+    /// Whether this is a forked child of the process that started the
+    /// request (a callback forked, and the child came back to the compile).
+    /// The child then touches nothing of it: the compiler's pipes are the
+    /// parent's, whose messages it would take and whose stream it would
+    /// garble, and a lock another thread of the parent held at the fork
+    /// stays held in the child for ever.
+    fn forked(&self) -> bool {
+        self.generation != crate::sys::fork_generation()
     }
 
     /// The next event, or where to wait for it.
     fn next(&mut self) -> Result<Event, WaitFd> {
+        if self.forked() {
+            return Ok(Event::Failed(HostError::Forked));
+        }
         let fresh = std::mem::replace(&mut self.fresh, false);
         let slept = std::mem::take(&mut self.slept);
         match self.connection.next(
@@ -121,6 +138,9 @@ impl Inbox {
     }
 
     fn send(&self, packet: Vec<u8>) -> Result<(), HostError> {
+        if self.forked() {
+            return Err(HostError::Forked);
+        }
         self.connection.send(Bytes::from(packet))
     }
 }
@@ -207,6 +227,10 @@ impl Compilation {
     /// The next message or failure, or what to wait on before asking again.
     /// Never blocks.
     pub fn poll(&mut self) -> Step {
+        if self.inbox.forked() {
+            self.finished = true;
+            return Step::Ready(Received::Failed(HostError::Forked));
+        }
         loop {
             if let Some(turn) = &mut self.turn {
                 if !turn.sent {
@@ -341,6 +365,10 @@ impl Compilation {
     /// Sends the answer to a request this compilation received. If the
     /// compiler is gone, the failure arrives through [`poll`](Self::poll).
     pub fn respond(&mut self, message: inbound_message::Message) {
+        if self.inbox.forked() {
+            // The parent answers; `poll` tells this child why it cannot.
+            return;
+        }
         if let Some(answered) = Request::answered_by(&message) {
             self.owed.retain(|owed| *owed != answered);
         }
@@ -359,7 +387,7 @@ impl Compilation {
 
 impl Drop for Compilation {
     fn drop(&mut self) {
-        if self.finished {
+        if self.finished || self.inbox.forked() {
             return;
         }
         // From here on whoever reads answers this compilation's requests.
@@ -458,7 +486,7 @@ impl VersionQuery {
 
 impl Drop for VersionQuery {
     fn drop(&mut self) {
-        if !self.done {
+        if !self.done && !self.inbox.forked() {
             self.inbox
                 .connection
                 .dispatcher()

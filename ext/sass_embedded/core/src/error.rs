@@ -91,6 +91,10 @@ pub enum HostError {
         /// The compiler's message about it.
         message: String,
     },
+    /// The process forked while the compilation ran, and the child tried to
+    /// go on with it: the compilation, its compiler and its pipes belong to
+    /// the parent.
+    Forked,
 }
 
 impl HostError {
@@ -102,7 +106,7 @@ impl HostError {
             Self::Protocol { .. } | Self::IncompatibleVersion { .. } => HostErrorKind::Protocol,
             Self::Closed => HostErrorKind::Closed,
             Self::CompilerFailed { .. } => HostErrorKind::Compile,
-            Self::StoppedByOther { .. } => HostErrorKind::Io,
+            Self::StoppedByOther { .. } | Self::Forked => HostErrorKind::Io,
         }
     }
 
@@ -185,6 +189,10 @@ impl fmt::Display for HostError {
                 )
             }
             Self::Closed => f.write_str("closed compiler"),
+            Self::Forked => f.write_str(
+                "this compilation was started before the process forked and belongs to the \
+                 parent: a forked child cannot go on with it (compile again in the child)",
+            ),
             Self::CompilerFailed { message, kind, .. } if is_stack_overflow(message) => write!(
                 f,
                 "Stack overflow: the stylesheet recursed or nested too deeply for the Sass \
