@@ -25,7 +25,10 @@ module SassEmbeddedRubies
 
   # One supported Ruby: the Debian suite(s) it comes from and its packages.
   # 3.3 and 3.4 bundle minitest as a bundled gem; Debian's 3.1 takes it
-  # from ruby-minitest.
+  # from ruby-minitest. The fiber tests run under the async gem where Debian
+  # builds it for that Ruby: 3.1 (the machine's, from bin/setup) and 3.3
+  # (trixie's async 1.30, as bookworm's); sid's async 2 needs an io-event
+  # built for 3.3 only, so 3.4 runs them under TestScheduler alone.
   Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, keyword_init: true) do
     def executable = "/usr/bin/ruby#{minor}"
     def root_name = "#{suite}-ruby#{minor}"
@@ -33,7 +36,7 @@ module SassEmbeddedRubies
 
   RUBIES = [
     Ruby.new(minor: '3.1', suite: 'bookworm', extra_suites: [], packages: %w[ruby3.1 ruby3.1-dev ruby-minitest]),
-    Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev]),
+    Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async]),
     Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev])
   ].freeze
 
