@@ -18,8 +18,9 @@ module Sass
   #   result = sass.compile('style.scss')
   #   sass.close
   class Compiler
-    # The defaults of the list and Hash options: shared, not allocated per
-    # compile (their values are only read).
+    # The empty defaults of the list and Hash options, and what the request
+    # and session classes nested here use for nothing given: shared, not
+    # allocated per compile (they are only read).
     EMPTY_LIST = [].freeze
     EMPTY_HASH = {}.freeze
     private_constant :EMPTY_LIST, :EMPTY_HASH

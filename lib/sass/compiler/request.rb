@@ -19,8 +19,6 @@ module Sass
     class Request
       STYLES = %i[expanded compressed].freeze
       SYNTAXES = %i[scss indented css].freeze
-      # What an empty list option becomes (most compiles pass none).
-      EMPTY = [].freeze
 
       attr_reader :functions, :importers, :logger
 
@@ -142,7 +140,7 @@ module Sass
 
         # An Array; +nil+ is an empty one.
         def list(value, name)
-          return EMPTY if value.nil?
+          return EMPTY_LIST if value.nil?
           return value.to_ary if value.respond_to?(:to_ary)
 
           raise TypeError, "#{name} must be an Array, got #{value.inspect[0, 80]}"
@@ -153,14 +151,14 @@ module Sass
         # them.
         def deprecations(value, name)
           list = list(value, name)
-          return EMPTY if list.empty?
+          return EMPTY_LIST if list.empty?
 
           list.map { |deprecation| utf8(deprecation.to_s, name) }
         end
 
         def load_paths(value)
           list = list(value, 'load_paths')
-          return EMPTY if list.empty?
+          return EMPTY_LIST if list.empty?
 
           list.map do |path|
             [:path, File.absolute_path(utf8(self.path(path, 'load_paths'), 'load_paths'))]

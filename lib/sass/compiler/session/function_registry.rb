@@ -7,9 +7,6 @@ module Sass
       # host functions ({Value::Function} with a block) returned to Sass during
       # it, by id. Answers +FunctionCallRequest+s.
       class FunctionRegistry
-        EMPTY_HASH = {}.freeze
-        EMPTY_LIST = [].freeze
-
         # Host function ids must be unique across all compilations of the
         # process, so they come from one counter.
         @next_id = 0

@@ -6,8 +6,6 @@ module Sass
       # The importers of one compile, by the id the compiler calls them with.
       # Answers +CanonicalizeRequest+, +ImportRequest+ and +FileImportRequest+.
       class ImporterRegistry
-        EMPTY = [].freeze
-
         # The entries of a Hash importer that are called.
         CALLABLES = %i[canonicalize load find_file_url].freeze
 
@@ -130,7 +128,7 @@ module Sass
         # Calls the importer's +method+: a method of an importer object, or the
         # callable of a Hash importer, called as it is.
         def invoke(id, method, *args)
-          importer = (@importers || EMPTY).fetch(id)
+          importer = (@importers || EMPTY_LIST).fetch(id)
           importer.is_a?(Structure) ? importer.call(method, *args) : importer.public_send(method, *args)
         end
 
