@@ -260,7 +260,9 @@ class CompileTest < Minitest::Test
       { load_paths: [42] } => /load_paths must be a String or Pathname/,
       { importers: {} } => /importers must be an Array/,
       { functions: [] } => /functions must be a Hash/,
-      { fatal_deprecations: 'slash-div' } => /fatal_deprecations must be an Array/
+      { fatal_deprecations: 'slash-div' } => /fatal_deprecations must be an Array/,
+      { style: 42 } => /style must be a Symbol or String, got 42/,
+      { syntax: 1.5 } => /syntax must be a Symbol or String, got 1.5/
     }.each do |options, message|
       error = assert_raises(TypeError, options.inspect) { Sass.compile_string('a {b: c}', **options) }
       assert_match message, error.message, options.inspect

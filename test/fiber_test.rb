@@ -93,6 +93,74 @@ module FiberSchedulerCases
     assert_equal "d {\n  e: f;\n}", compiler.compile_string('d { e: f }').css
   end
 
+  # A timeout (Async's with_timeout, or the test scheduler's) raised into a
+  # fiber that waits on the compiler ends that compile at once, with that
+  # exception, whatever the scheduler does with exceptions raised into its
+  # io_wait (async 1.x swallows its own TimeoutError there).
+  ENDLESS = '$i: 0; @while true { $i: $i + 1; } a { b: $i }'
+
+  def test_a_timeout_ends_an_endless_compile_with_the_timeout_error
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    error = elapsed = nil
+    reactor do
+      task = spawn do
+        started = monotonic_now
+        with_timeout(1) { compiler.compile_string(ENDLESS) }
+      rescue timeout_error => e
+        elapsed = elapsed_since(started)
+        [e]
+      end
+      error, = task.value
+    end
+    assert_kind_of timeout_error, error
+    assert_in_delta 1.0, elapsed, 0.5
+    # The compiler cannot cancel the endless compilation; other compiles still run.
+    assert_equal "d {\n  e: f;\n}", compiler.compile_string('d { e: f }').css
+  end
+
+  def test_a_short_timeout_ends_a_longer_compile_when_it_fires
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    error = elapsed = nil
+    reactor do
+      task = spawn do
+        started = monotonic_now
+        with_timeout(0.1) { compiler.compile_string(SLOW) }
+      rescue timeout_error => e
+        elapsed = elapsed_since(started)
+        [e]
+      end
+      error, = task.value
+    end
+    assert_kind_of timeout_error, error
+    assert_operator elapsed, :<, 0.4
+  end
+
+  def test_a_timeout_of_one_of_many_waiting_fibers_ends_only_its_compile
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    results = nil
+    reactor do
+      tasks = Array.new(8) do |i|
+        spawn do
+          if i.zero?
+            with_timeout(0.2) { compiler.compile_string(ENDLESS) }
+          else
+            compiler.compile_string("#{SLOW} f#{i} { v: #{i} }").css
+          end
+        rescue timeout_error => e
+          [e]
+        end
+      end
+      results = tasks.map(&:value)
+    end
+    assert_kind_of timeout_error, results.first.first
+    results.drop(1).each_with_index do |css, i|
+      assert_equal "slow {\n  n: 3000000;\n}\n\nf#{i + 1} {\n  v: #{i + 1};\n}", css
+    end
+  end
+
   def test_a_callback_error_under_a_scheduler_is_the_compile_error
     compiler = new_compiler
     error = nil
@@ -218,6 +286,23 @@ class TestSchedulerFiberTest < Minitest::Test
     end
   end
 
+  # Raises Timeout::Error into the calling fiber after +seconds+, unless the
+  # block is over by then: from a fiber of the scheduler's own, as a timeout
+  # of a fiber scheduler does.
+  def with_timeout(seconds)
+    fiber = Fiber.current
+    armed = true
+    Fiber.schedule do
+      sleep seconds
+      fiber.raise(Timeout::Error, 'execution expired') if armed && fiber.alive?
+    end
+    yield
+  ensure
+    armed = false
+  end
+
+  def timeout_error = Timeout::Error
+
   def reactor(&)
     thread = Thread.new do
       Fiber.set_scheduler(TestScheduler.new)
@@ -255,5 +340,11 @@ if defined?(Async)
     def spawn(&)
       AsyncTask.new(Async::Task.current.async(&))
     end
+
+    def with_timeout(seconds, &)
+      Async::Task.current.with_timeout(seconds, &)
+    end
+
+    def timeout_error = Async::TimeoutError
   end
 end

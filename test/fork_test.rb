@@ -83,4 +83,46 @@ class ForkTest < Minitest::Test
     reader&.close unless reader&.closed?
     kill_child(child)
   end
+
+  # A daemonizer forks and closes every descriptor it inherited (the daemons
+  # gem closes 3 and up), then opens its own files. The host must never close
+  # (or read, or write) a descriptor number it inherited: by then the number
+  # may be one of the child's files.
+  def test_a_daemonizing_child_that_closes_every_descriptor_keeps_its_own_files
+    compiler = new_compiler
+    Array.new(8) do |t|
+      Thread.new { 10.times { |i| compiler.compile_string("p#{t} { v: #{i} }") } }
+    end.each(&:join)
+    in_tmpdir do |dir|
+      child = fork do
+        GC.stress = false # the child tests fork, not the collector
+        3.upto(1023) do |fd|
+          IO.for_fd(fd, autoclose: true).close
+        rescue StandardError
+          nil
+        end
+        logs = Array.new(40) { |i| File.open(File.join(dir, "log#{i}"), 'w') }
+        css = Array.new(4) { |t| Thread.new { compiler.compile_string("c#{t} { v: #{t} }").css } }.map(&:value)
+        css << compiler.compile_string('main { v: m }').css
+        logs.each_with_index do |log, i|
+          log.write("log #{i}: #{css.size} compiles\n")
+          log.close
+        end
+        exit!(0)
+      rescue Exception => e # rubocop:disable Lint/RescueException
+        File.write(File.join(dir, 'error'), e.full_message)
+        exit!(1)
+      end
+      _, status = Timeout.timeout(60) { Process.wait2(child) }
+      child = nil
+      error = File.join(dir, 'error')
+      flunk File.read(error) if File.exist?(error)
+      assert_predicate status, :success?
+      contents = Array.new(40) { |i| File.read(File.join(dir, "log#{i}")) }
+      assert_equal(Array.new(40) { |i| "log #{i}: 5 compiles\n" }, contents)
+    ensure
+      kill_child(child)
+    end
+    assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+  end
 end

@@ -18,7 +18,9 @@ use sass_embedded_core::protocol::{
     outbound_message::{compile_response, FunctionCallRequest, Message},
     value, Value,
 };
-use sass_embedded_core::{Compilation, CompilerCommand, ExecutorKind, Host, HostConfig, Received};
+use sass_embedded_core::{
+    Compilation, CompilerCommand, ExecutorKind, Host, HostConfig, Received, Waker,
+};
 
 /// What one run is asked to do.
 struct Workload {
@@ -125,7 +127,9 @@ fn bar() -> Value {
 /// Runs one compilation to its end, answering function calls, and returns
 /// the CSS length.
 fn compile(host: &Host, workload: &Workload, request: &CompileRequest, nested: bool) -> usize {
-    let mut compilation = host.compile(request, nested).expect("compile");
+    let mut compilation = host
+        .compile(request, nested, &Waker::native())
+        .expect("compile");
     loop {
         match compilation.recv() {
             Received::Message(Message::CompileResponse(response)) => {
@@ -213,7 +217,7 @@ fn main() {
         let mut rss = 0;
         for _ in 0..workload.count {
             let host = Host::new(config.clone()).expect("runtime");
-            let mut query = host.version().expect("version");
+            let mut query = host.version(&Waker::native()).expect("version");
             assert!(matches!(
                 query.recv(),
                 Received::Message(Message::VersionResponse(_))

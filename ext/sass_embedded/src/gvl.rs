@@ -2,17 +2,17 @@
 //! leaving and re-entering Ruby's global VM lock (GVL), and running Ruby's
 //! pending interrupts.
 //!
-//! A compile waits for the compiler with [`wait_readable`]: Ruby's own wait
-//! for a file descriptor (the core hands out the descriptor to wait on). Ruby
-//! releases the GVL meanwhile, so other threads run; the wait takes part in
-//! signal handling (a thread waiting this way handles `SIGINT`/`SIGTERM` at
-//! once, even when every thread is waiting, which a custom GVL-free wait
-//! does not on Ruby 3.1) and is woken by `Thread#raise`, `Thread#kill` and
-//! `Timeout` through Ruby's own unblocking function (no helper thread, even
-//! on the main thread); and when the calling fiber runs under a fiber
-//! scheduler, the wait goes through the scheduler, so other fibers run.
-//! Whatever an interrupt raises or throws during the wait comes back as an
-//! ordinary `magnus::Error` that unwinds Rust normally.
+//! A thread watching the compiler's output waits with [`wait_readable`]:
+//! Ruby's own wait for file descriptors (the core hands out the descriptors
+//! to wait on). Ruby releases the GVL meanwhile, so other threads run; the
+//! wait takes part in signal handling (a thread waiting this way handles
+//! `SIGINT`/`SIGTERM` at once, even when every thread is waiting, which a
+//! custom GVL-free wait does not on Ruby 3.1) and is woken by `Thread#raise`,
+//! `Thread#kill` and `Timeout` through Ruby's own unblocking function (no
+//! helper thread, even on the main thread). (How fibers and parked callers
+//! wait is [`crate::waiting`]'s, in plain Ruby calls.) Whatever an interrupt
+//! raises or throws during the wait comes back as an ordinary
+//! `magnus::Error` that unwinds Rust normally.
 //!
 //! Short blocking work that never touches Ruby (starting a compiler) runs
 //! with [`without_gvl`].
@@ -28,7 +28,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::time::Duration;
 
-use magnus::{value::ReprValue, Ruby};
+use magnus::Ruby;
 
 /// What [`without_gvl`] hands back: the function's result or its panic.
 pub type Outcome<R> = std::thread::Result<R>;
@@ -113,21 +113,24 @@ pub fn check_interrupts() -> Result<(), magnus::Error> {
     .map(|_| ())
 }
 
-/// Waits until `fd` is readable or `timeout` passes, as Ruby waits for I/O
-/// (see the module docs): through the fiber scheduler if the current fiber
-/// has one, else with the GVL released. An interrupt that raises or throws
-/// during the wait is returned as the error.
-pub fn wait_readable(
-    ruby: &Ruby,
-    fd: RawFd,
-    timeout: Option<Duration>,
-) -> Result<(), magnus::Error> {
+/// Whether the calling fiber runs under a fiber scheduler (a non-blocking
+/// fiber of a thread that has one).
+pub fn in_scheduled_fiber() -> bool {
     // SAFETY: called with the GVL held, on a Ruby thread (every caller is a
     // Ruby method); the function only reads the current fiber's scheduler.
-    let scheduler = unsafe { rb_sys::rb_fiber_scheduler_current() };
-    if scheduler != rb_sys::Qnil as rb_sys::VALUE {
-        return scheduler_wait(ruby, scheduler, fd, timeout);
-    }
+    unsafe { rb_sys::rb_fiber_scheduler_current() != rb_sys::Qnil as rb_sys::VALUE }
+}
+
+/// Waits until one of `fds` (one or two descriptors) is readable or
+/// `timeout` passes, as Ruby waits for I/O (see the module docs), with the
+/// GVL released. For a thread, not a fiber under a scheduler (see
+/// [`crate::waiting`]). An interrupt that raises or throws during the wait is
+/// returned as the error.
+pub fn wait_readable(
+    ruby: &Ruby,
+    fds: &[RawFd],
+    timeout: Option<Duration>,
+) -> Result<(), magnus::Error> {
     let mut tv = timeout.map(|timeout| rb_sys::timeval {
         tv_sec: timeout.as_secs() as _,
         tv_usec: timeout.subsec_micros() as _,
@@ -136,20 +139,50 @@ pub fn wait_readable(
         .as_mut()
         .map_or(ptr::null_mut(), |tv| tv as *mut rb_sys::timeval);
     let mut result = 0;
-    magnus::rb_sys::protect(|| {
-        // SAFETY: called with the GVL held, inside `rb_protect`, which catches
-        // the non-local exit an interrupt causes before it reaches a Rust
-        // frame with pending drops (this closure holds only plain data).
-        // `tv_ptr` is null or points to `tv`, alive across the call; `fd` is
-        // a descriptor the caller keeps open until the wait returns.
-        // Ruby points to `rb_io_wait`, which takes an `IO` object; this takes
-        // the descriptor itself, so a wait allocates nothing. Every Ruby this
-        // gem supports has it.
-        #[allow(deprecated)]
-        let ready = unsafe { rb_sys::rb_wait_for_single_fd(fd, rb_sys::RB_WAITFD_IN as _, tv_ptr) };
-        result = ready;
-        rb_sys::Qnil as rb_sys::VALUE
-    })?;
+    if let [fd] = fds {
+        magnus::rb_sys::protect(|| {
+            // SAFETY: called with the GVL held, inside `rb_protect`, which
+            // catches the non-local exit an interrupt causes before it reaches
+            // a Rust frame with pending drops (this closure holds only plain
+            // data). `tv_ptr` is null or points to `tv`, alive across the
+            // call; `fd` is a descriptor the caller keeps open until the wait
+            // returns. Ruby points to `rb_io_wait`, which takes an `IO`
+            // object; this takes the descriptor itself, so a wait allocates
+            // nothing. Every Ruby this gem supports has it.
+            #[allow(deprecated)]
+            let ready =
+                unsafe { rb_sys::rb_wait_for_single_fd(*fd, rb_sys::RB_WAITFD_IN as _, tv_ptr) };
+            result = ready;
+            rb_sys::Qnil as rb_sys::VALUE
+        })?;
+    } else {
+        // SAFETY: an all-zero `rb_fdset_t` is what `rb_fd_init` expects to
+        // initialise (a count and a null set pointer).
+        let mut set: rb_sys::rb_fdset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid, exclusively borrowed fdset; init
+        // allocates its storage, which `rb_fd_term` below frees whatever the
+        // wait did (it runs after `protect` returns, also when an interrupt
+        // left the wait by a non-local exit).
+        unsafe {
+            rb_sys::rb_fd_init(&mut set);
+            for fd in fds {
+                rb_sys::rb_fd_set(*fd, &mut set);
+            }
+        }
+        let max = fds.iter().max().map_or(0, |fd| fd + 1);
+        let waited = magnus::rb_sys::protect(|| {
+            // SAFETY: as for the single descriptor above; `set` lives on this
+            // stack across the call and holds descriptors the caller keeps
+            // open. `rb_thread_fd_select` is Ruby's own `IO.select` wait.
+            result = unsafe {
+                rb_sys::rb_thread_fd_select(max, &mut set, ptr::null_mut(), ptr::null_mut(), tv_ptr)
+            };
+            rb_sys::Qnil as rb_sys::VALUE
+        });
+        // SAFETY: `set` was initialised above and is not used after this.
+        unsafe { rb_sys::rb_fd_term(&mut set) };
+        waited?;
+    }
     if result < 0 {
         let error = std::io::Error::last_os_error();
         return Err(magnus::Error::new(
@@ -157,39 +190,5 @@ pub fn wait_readable(
             format!("waiting for the Sass compiler failed: {error}"),
         ));
     }
-    Ok(())
-}
-
-/// [`wait_readable`] under a fiber scheduler: its `io_wait` hook, with an
-/// `IO` for `fd` that does not close it.
-fn scheduler_wait(
-    ruby: &Ruby,
-    scheduler: rb_sys::VALUE,
-    fd: RawFd,
-    timeout: Option<Duration>,
-) -> Result<(), magnus::Error> {
-    let io: magnus::Value = ruby
-        .class_io()
-        .funcall("for_fd", (fd, magnus::kwargs!("autoclose" => false)))?;
-    let timeout = match timeout {
-        Some(timeout) => ruby.float_from_f64(timeout.as_secs_f64()).as_value(),
-        None => ruby.qnil().as_value(),
-    };
-    // IO::READABLE
-    let events = magnus::IntoValue::into_value_with(1_i64, ruby);
-    magnus::rb_sys::protect(|| {
-        // SAFETY: called with the GVL held, inside `rb_protect` (the fiber
-        // may be resumed with an exception, as when its task is stopped).
-        // Every argument is a live Ruby value held on this stack, where the
-        // garbage collector sees it.
-        unsafe {
-            rb_sys::rb_fiber_scheduler_io_wait(
-                scheduler,
-                magnus::rb_sys::AsRawValue::as_raw(io),
-                magnus::rb_sys::AsRawValue::as_raw(events),
-                magnus::rb_sys::AsRawValue::as_raw(timeout),
-            )
-        }
-    })?;
     Ok(())
 }

@@ -4,7 +4,9 @@
 //! - [`host`]: `Sass::Embedded::Host`, the native half of `Sass::Compiler`;
 //! - [`session`]: one compilation driven on the calling Ruby thread;
 //! - [`conversion`]: protobuf messages to and from Ruby objects;
-//! - [`gvl`]: releasing the GVL and running interrupts (the only `unsafe`);
+//! - [`waiting`]: how a compile waits on the calling thread or fiber;
+//! - [`gvl`]: Ruby's fd wait, releasing the GVL and running interrupts (the
+//!   only `unsafe`);
 //! - [`errors`]: host errors and panics as Ruby exceptions.
 
 #![deny(unsafe_code)]
@@ -15,6 +17,7 @@ mod errors;
 mod gvl;
 mod host;
 mod session;
+mod waiting;
 
 use magnus::{Error, Ruby};
 
@@ -22,5 +25,6 @@ use magnus::{Error, Ruby};
 fn init(ruby: &Ruby) -> Result<(), Error> {
     host::RubyHost::define(ruby)?;
     conversion::preload(ruby);
+    waiting::preload(ruby);
     Ok(())
 }

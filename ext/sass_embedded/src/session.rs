@@ -1,7 +1,7 @@
 //! One compilation, driven on the Ruby thread that asked for it.
 //!
 //! The thread sends the request, then waits for its compilation's messages
-//! with the GVL released. When the compiler asks for something (a function
+//! as [`crate::waiting`] says. When the compiler asks for something (a function
 //! call, a canonicalization, an import, a file import) or reports a log event,
 //! the thread takes the GVL back and calls the per-compile Ruby session
 //! (`Sass::Compiler::Session`) on itself, so callbacks see the caller's
@@ -16,6 +16,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, RHash, Ruby, Value};
 use sass_embedded_core::dispatcher::Request;
@@ -28,6 +29,12 @@ use sass_embedded_core::{Compilation, Host, Received, Step, VersionQuery};
 use crate::conversion::{self, value};
 use crate::errors;
 use crate::gvl;
+use crate::waiting::{self, Waiting};
+
+/// How long a compile waits for a descriptor (or a compiler's free slot)
+/// when the process has none left to start a compiler with, before it fails
+/// with `Errno::EMFILE`.
+const OUT_OF_DESCRIPTORS_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Tags compiler functions, mixins and modules with the compilation that
 /// made them; never reused within a process.
@@ -83,14 +90,17 @@ impl Waitable for VersionQuery {
 }
 
 /// Waits for the next message or failure, reading the compiler's output
-/// on this thread when it is this thread's turn, and sleeping the way Ruby
-/// waits for I/O otherwise (see [`gvl::wait_readable`]). An interrupt that
-/// raises or throws meanwhile is returned as the error.
-fn wait(ruby: &Ruby, waitable: &mut impl Waitable) -> Result<Received, Error> {
+/// on this thread when it is this thread's turn, and sleeping as
+/// [`crate::waiting`] says otherwise; after each step, wakes the callers
+/// whose messages this thread routed. An interrupt that raises or throws
+/// meanwhile is returned as the error.
+fn wait(ruby: &Ruby, waitable: &mut impl Waitable, waiting: &Waiting) -> Result<Received, Error> {
     loop {
-        match waitable.poll() {
+        let step = waitable.poll();
+        waiting::wake_queued(ruby)?;
+        match step {
             Step::Ready(received) => return Ok(received),
-            Step::Wait(wait) => gvl::wait_readable(ruby, wait.fd, wait.timeout)?,
+            Step::Wait(wait) => waiting.wait(ruby, wait)?,
         }
     }
 }
@@ -115,16 +125,47 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
 /// through `session`. Returns a `Sass::CompileResult` or a
 /// `Sass::CompileError` (for the Ruby layer to raise).
 pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
+    let waiting = Waiting::new();
+    let result = run(ruby, host, request, session, &waiting);
+    // Also when the compile was interrupted: its end may have woken others.
+    let finished = waiting.finish(ruby);
+    let result = result?;
+    finished.map(|()| result)
+}
+
+fn run(
+    ruby: &Ruby,
+    host: &Host,
+    request: RHash,
+    session: Value,
+    waiting: &Waiting,
+) -> Result<Value, Error> {
     let request = conversion::compile_request(ruby, request)?;
     let nested = callback_depth(ruby) > 0;
-    // Usually a running compiler has a free slot and this takes microseconds;
-    // only starting a compiler (or waiting for another thread starting one)
-    // is worth releasing the GVL for.
-    let started = match host.try_compile(&request, nested) {
-        Some(started) => started,
-        None => blocking(|| host.compile(&request, nested))?,
+    let waker = waiting.core_waker();
+    let deadline = Instant::now() + OUT_OF_DESCRIPTORS_PATIENCE;
+    let mut pause = Duration::from_millis(10);
+    let mut compilation = loop {
+        // Usually a running compiler has a free slot and this takes
+        // microseconds; only starting a compiler (or waiting for another
+        // thread starting one) is worth releasing the GVL for.
+        let started = match host.try_compile(&request, nested, &waker) {
+            Some(started) => started,
+            None => blocking(|| host.compile(&request, nested, &waker))?,
+        };
+        match started {
+            Ok(compilation) => break compilation,
+            // Every descriptor of the process is taken and no running
+            // compiler can take this compile: wait for a compile to end or a
+            // descriptor to be closed, and try again.
+            Err(error) if error.is_out_of_descriptors() && Instant::now() < deadline => {
+                ruby.module_kernel()
+                    .funcall::<_, _, Value>("sleep", (pause.as_secs_f64(),))?;
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            Err(error) => return Err(errors::host_error(ruby, &error)),
+        }
     };
-    let mut compilation = started.map_err(|error| errors::host_error(ruby, &error))?;
     drop(request);
     let context = value::Context {
         compilation: NEXT_COMPILATION_TOKEN.fetch_add(1, Ordering::Relaxed),
@@ -132,7 +173,7 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
         nesting: Cell::new(0),
     };
     loop {
-        let message = match wait(ruby, &mut compilation)? {
+        let message = match wait(ruby, &mut compilation, waiting)? {
             Received::Message(message) => message,
             Received::Failed(error) => return errors::compile_failure(ruby, &error),
         };
@@ -311,9 +352,18 @@ fn call_function(
 /// Asks the compiler for its version: `[protocol_version, compiler_version,
 /// implementation_version, implementation_name]`.
 pub fn version(ruby: &Ruby, host: &Host) -> Result<RArray, Error> {
+    let waiting = Waiting::new();
+    let result = ask_version(ruby, host, &waiting);
+    let finished = waiting.finish(ruby);
+    let result = result?;
+    finished.map(|()| result)
+}
+
+fn ask_version(ruby: &Ruby, host: &Host, waiting: &Waiting) -> Result<RArray, Error> {
+    let waker = waiting.core_waker();
     let mut query =
-        blocking(|| host.version())?.map_err(|error| errors::host_error(ruby, &error))?;
-    match wait(ruby, &mut query)? {
+        blocking(|| host.version(&waker))?.map_err(|error| errors::host_error(ruby, &error))?;
+    match wait(ruby, &mut query, waiting)? {
         Received::Message(outbound_message::Message::VersionResponse(response)) => {
             let answer = ruby.ary_new_capa(4);
             answer.push(response.protocol_version)?;

@@ -130,8 +130,15 @@ module Sass
           raise TypeError, "#{name} must be true, false or nil, got #{value.inspect[0, 80]}"
         end
 
+        # One of +choices+, given as a Symbol or String: another name (or
+        # +nil+, as in the established gem) is an +ArgumentError+, another type
+        # a +TypeError+.
         def choice(value, choices, name)
-          symbol = value.to_sym if value.is_a?(Symbol) || value.is_a?(String)
+          unless value.nil? || value.is_a?(Symbol) || value.is_a?(String)
+            raise TypeError, "#{name} must be a Symbol or String, got #{value.inspect[0, 80]}"
+          end
+
+          symbol = value&.to_sym
           return symbol if choices.include?(symbol)
 
           raise ArgumentError,

@@ -4,9 +4,9 @@
 //!
 //! A caller asks for its next message with [`Compilation::poll`], which
 //! never blocks: it returns the message (reading the compiler's output
-//! itself if need be) or a [`WaitFd`] to wait on before asking again. The
-//! caller waits however its runtime waits for I/O (Ruby's fd wait, which
-//! takes part in signal handling and fiber scheduling; `poll(2)` in
+//! itself if need be) or a [`Wait`] to do before asking again. The caller
+//! waits however its runtime waits (Ruby's own waits, which take part in
+//! signal handling and fiber scheduling; `poll(2)` and a parker in
 //! [`Compilation::recv`]). It answers each request with
 //! [`Compilation::respond`], and is done when a `CompileResponse` or a
 //! failure arrives.
@@ -27,14 +27,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::connection::{Connection, Next, Slept, WaitFd, BELL_PATIENCE};
+use crate::connection::{Connection, Next, Slept, PARK_PATIENCE};
 use crate::dispatch::wait_for;
 use crate::dispatcher::{error_reply, Event, Key, Registration, Request, ABANDONED};
 use crate::error::HostError;
 use crate::framing::{encode_packet, encode_varint, frame, packet_body, varint_len};
 use crate::host::Pool;
 use crate::protocol::{inbound_message, outbound_message, InboundMessage};
-use crate::sys::{wait_fd, Interest};
+use crate::wait::{Fds, Wait, Waker};
 
 /// What a caller gets.
 #[derive(Debug)]
@@ -50,9 +50,8 @@ pub enum Received {
 pub enum Step {
     /// The next message or failure.
     Ready(Received),
-    /// Nothing yet: wait until this is readable (or its timeout passed),
-    /// then poll again.
-    Wait(WaitFd),
+    /// Nothing yet: wait so, then poll again.
+    Wait(Wait),
 }
 
 /// The `InboundMessage` field number of `compile_request`.
@@ -80,6 +79,8 @@ struct Inbox {
     connection: Arc<Connection>,
     registration: Registration,
     key: Key,
+    /// How the caller is woken when it parks (kept to register again).
+    waker: Waker,
     /// What the caller slept on last: silenced before looking again.
     slept: Slept,
     /// Nothing was asked yet: the request just went out.
@@ -90,14 +91,20 @@ struct Inbox {
 }
 
 impl Inbox {
-    fn new(connection: Arc<Connection>, registration: Registration, key: Key) -> Self {
+    fn new(
+        connection: Arc<Connection>,
+        registration: Registration,
+        key: Key,
+        waker: Waker,
+    ) -> Self {
         Self {
             connection,
             registration,
             key,
+            waker,
             slept: Slept::Nothing,
             fresh: true,
-            generation: crate::sys::fork_generation(),
+            generation: crate::fork::generation(),
         }
     }
 
@@ -108,11 +115,11 @@ impl Inbox {
     /// garble, and a lock another thread of the parent held at the fork
     /// stays held in the child for ever.
     fn forked(&self) -> bool {
-        self.generation != crate::sys::fork_generation()
+        self.generation != crate::fork::generation()
     }
 
-    /// The next event, or where to wait for it.
-    fn next(&mut self) -> Result<Event, WaitFd> {
+    /// The next event, or how to wait for it.
+    fn next(&mut self) -> Result<Event, Wait> {
         if self.forked() {
             return Ok(Event::Failed(HostError::Forked));
         }
@@ -126,9 +133,9 @@ impl Inbox {
             fresh,
         ) {
             Next::Event(event) => Ok(event),
-            Next::Wait(fd, slept) => {
+            Next::Wait(wait, slept) => {
                 self.slept = slept;
-                Err(fd)
+                Err(wait)
             }
         }
     }
@@ -141,7 +148,7 @@ impl Inbox {
         if self.forked() {
             return Err(HostError::Forked);
         }
-        self.connection.send(Bytes::from(packet))
+        self.connection.send(Bytes::from(packet)).map(|_| ())
     }
 }
 
@@ -159,6 +166,9 @@ pub struct Compilation {
     inbox: Inbox,
     /// The request's packet, kept to run it again elsewhere.
     request: Bytes,
+    /// Where in the compiler's input the request was written (`None`: not
+    /// yet, or not at all).
+    sent_at: Option<u64>,
     nested: bool,
     retried: bool,
     owed: Vec<Request>,
@@ -172,11 +182,13 @@ impl Compilation {
     /// the request (it died while idle) and `may_refuse`, the compilation is
     /// forgotten and an error returned, so that the caller tries another
     /// compiler; otherwise the compilation learns how the compiler ended from
-    /// [`poll`](Self::poll).
+    /// [`poll`](Self::poll). `waker` is the one `registration` was made with.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         pool: Arc<Pool>,
         connection: Arc<Connection>,
         registration: Registration,
+        waker: Waker,
         request: &inbound_message::CompileRequest,
         nested: bool,
         wait_for: bool,
@@ -186,8 +198,9 @@ impl Compilation {
         let key = Key::Compilation(registration.id);
         let mut compilation = Self {
             pool,
-            inbox: Inbox::new(connection, registration, key),
+            inbox: Inbox::new(connection, registration, key, waker),
             request: packet,
+            sent_at: None,
             nested,
             retried: false,
             owed: Vec::new(),
@@ -205,8 +218,9 @@ impl Compilation {
         Ok(compilation)
     }
 
-    fn send_request(&self) -> Result<(), HostError> {
-        self.inbox.connection.send(self.request.clone())
+    fn send_request(&mut self) -> Result<(), HostError> {
+        self.sent_at = Some(self.inbox.connection.send(self.request.clone())?);
+        Ok(())
     }
 
     /// Forgets a compilation whose request never reached the compiler.
@@ -250,10 +264,7 @@ impl Compilation {
                             }
                         }
                         Ok(Err(fd)) => {
-                            return Step::Wait(WaitFd {
-                                fd,
-                                timeout: Some(BELL_PATIENCE),
-                            })
+                            return Step::Wait(Wait::Fds(Fds::one(fd), Some(PARK_PATIENCE)))
                         }
                         Err(error) => {
                             self.finished = true;
@@ -276,14 +287,13 @@ impl Compilation {
         }
     }
 
-    /// Blocks (with `poll(2)`) until the next message or failure.
+    /// Blocks this thread until the next message or failure (see
+    /// [`Wait::block`]).
     pub fn recv(&mut self) -> Received {
         loop {
             match self.poll() {
                 Step::Ready(received) => return received,
-                Step::Wait(wait) => {
-                    let _ = wait_fd(wait.fd, Interest::Read, wait.timeout);
-                }
+                Step::Wait(wait) => wait.block(&self.inbox.waker, None),
             }
         }
     }
@@ -297,8 +307,7 @@ impl Compilation {
                 Step::Ready(received) => return Some(received),
                 Step::Wait(wait) => {
                     let left = deadline.checked_duration_since(Instant::now())?;
-                    let limit = wait.timeout.map_or(left, |timeout| timeout.min(left));
-                    let _ = wait_fd(wait.fd, Interest::Read, Some(limit));
+                    wait.block(&self.inbox.waker, Some(left));
                 }
             }
         }
@@ -316,7 +325,11 @@ impl Compilation {
                 }
                 Some(Received::Message(message))
             }
-            Event::Failed(error) if error.is_retryable() && !self.retried => {
+            // Stopped by another compilation, or never seen by the compiler
+            // (written to one that was already dying, or not written).
+            Event::Failed(error)
+                if !self.retried && (error.is_retryable() || error.never_reached(self.sent_at)) =>
+            {
                 self.retried = true;
                 match self.restart() {
                     Ok(()) => None,
@@ -346,10 +359,12 @@ impl Compilation {
         let body = packet_body(&self.request)
             .expect("the request is a whole packet")
             .to_vec();
-        let (connection, registration) = self.pool.register(self.nested)?;
+        let waker = self.inbox.waker.clone();
+        let (connection, registration) = self.pool.register(self.nested, waker.clone())?;
         self.request = Bytes::from(frame(registration.id, &body));
         let key = Key::Compilation(registration.id);
-        self.inbox = Inbox::new(connection, registration, key);
+        self.inbox = Inbox::new(connection, registration, key, waker);
+        self.sent_at = None;
         // Whatever the first run asked for, the compiler that asked is gone.
         self.owed.clear();
         if self.turn.as_ref().is_some_and(|turn| !turn.sent) {
@@ -430,9 +445,11 @@ impl VersionQuery {
     /// Sends a `VersionRequest` on `connection`. If the compiler does not
     /// take it and `may_refuse`, fails (so the caller asks another); else the
     /// query learns how the compiler ended from [`poll`](Self::poll).
+    /// `waker` is the one `registration` was made with.
     pub(crate) fn start(
         connection: Arc<Connection>,
         registration: Registration,
+        waker: Waker,
         may_refuse: bool,
     ) -> Result<Self, HostError> {
         let message = InboundMessage {
@@ -445,7 +462,7 @@ impl VersionQuery {
         let packet = encode_packet(crate::protocol::VERSION_COMPILATION_ID, &message);
         let key = Key::Version(registration.id);
         let query = Self {
-            inbox: Inbox::new(connection, registration, key),
+            inbox: Inbox::new(connection, registration, key, waker),
             done: false,
         };
         if let Err(error) = query.inbox.send(packet) {
@@ -471,14 +488,13 @@ impl VersionQuery {
         }
     }
 
-    /// Blocks (with `poll(2)`) until the response or a failure.
+    /// Blocks this thread until the response or a failure (see
+    /// [`Wait::block`]).
     pub fn recv(&mut self) -> Received {
         loop {
             match self.poll() {
                 Step::Ready(received) => return received,
-                Step::Wait(wait) => {
-                    let _ = wait_fd(wait.fd, Interest::Read, wait.timeout);
-                }
+                Step::Wait(wait) => wait.block(&self.inbox.waker, None),
             }
         }
     }

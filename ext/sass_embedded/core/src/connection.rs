@@ -4,9 +4,9 @@
 //! Callers read the compiler's output themselves: a caller waiting for its
 //! next message first reads whatever the compiler has written (if nobody
 //! else is reading at that moment) and routes every packet to its
-//! compilation, then sleeps where the [`Dispatcher`] tells it: on the
-//! connection's *selector* (the watcher: readable when the compiler writes)
-//! or on a bell of its own. A caller writes its packets straight to the
+//! compilation, then sleeps as the [`Dispatcher`] tells it: on the
+//! connection's *selector* (the watcher: readable when the compiler writes,
+//! see [`crate::wait`]) or parked. A caller writes its packets straight to the
 //! compiler's stdin through the [`Outbox`]. With one compile in flight, the
 //! calling thread therefore writes its request, sleeps on the compiler's
 //! output, wakes when the answer is there and reads it: no other thread
@@ -28,7 +28,7 @@
 
 use std::fs::File;
 use std::io::{ErrorKind, Read};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
@@ -36,26 +36,27 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use crossbeam_channel::Receiver;
 
-use crate::bell::PooledBell;
 use crate::dispatcher::{
-    Dispatcher, Event, Failure, Key, RegisterError, Registration, Routing, Wait,
+    Dispatcher, Event, Failure, Key, RegisterError, Registration, Role, Routing,
 };
 use crate::error::HostError;
 use crate::executor::{self, Executor, Interest, Signal};
+use crate::fork::ForkLocal;
 use crate::framing::{encode_packet, PacketDecoder};
 use crate::outbox::Outbox;
 use crate::process::{self, CompilerCommand, CompilerProcess, Ending, StderrTail};
 use crate::protocol::{inbound_message, InboundMessage, OutboundMessage, ERROR_ID};
+use crate::wait::{Kick, Selector, Wait, Waker};
 
 /// How long the compiler gets to exit on its own after its output ended,
 /// before it is killed.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for the compiler's last words on stderr after it ended.
 pub(crate) const STDERR_GRACE: Duration = Duration::from_millis(500);
-/// How long a caller sleeping on its bell waits before it looks at the
-/// compiler's output itself, in case the watcher is slow to read (a fiber
-/// whose scheduler is busy elsewhere).
-pub const BELL_PATIENCE: Duration = Duration::from_millis(100);
+/// How long the deputy (one parked caller, see [`crate::dispatcher`])
+/// sleeps before it looks at the compiler's output itself, in case the
+/// watcher is slow to read (a fiber whose scheduler is busy elsewhere).
+pub const PARK_PATIENCE: Duration = Duration::from_millis(100);
 /// How long the watcher sleeps before it looks again even if nothing woke
 /// it. Every message for it wakes it, by the compiler's output or the kick;
 /// this is a safety net that bounds the cost of a wake-up lost anyway to a
@@ -69,15 +70,15 @@ pub const WATCH_PATIENCE: Duration = Duration::from_secs(1);
 pub struct Patience {
     /// The watcher, on the selector.
     pub watch: Option<Duration>,
-    /// Every other caller, on its bell.
-    pub bell: Option<Duration>,
+    /// The deputy, parked (every other parked caller sleeps until woken).
+    pub park: Option<Duration>,
 }
 
 impl Default for Patience {
     fn default() -> Self {
         Self {
             watch: Some(WATCH_PATIENCE),
-            bell: Some(BELL_PATIENCE),
+            park: Some(PARK_PATIENCE),
         }
     }
 }
@@ -94,24 +95,14 @@ pub struct Timeouts {
     pub patience: Patience,
 }
 
-/// What a caller waits on: a descriptor to wait for readability, and for
-/// how long at most.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WaitFd {
-    /// Readable when the caller should look again.
-    pub fd: RawFd,
-    /// Look again after this long even if it is not.
-    pub timeout: Option<Duration>,
-}
-
 /// A caller's next step.
 #[derive(Debug)]
 pub(crate) enum Next {
     /// Its next event.
     Event(Event),
-    /// Nothing yet: wait on this, then ask again (and silence what it
-    /// slept on first).
-    Wait(WaitFd, Slept),
+    /// Nothing yet: wait so, then ask again (and silence what it slept on
+    /// first).
+    Wait(Wait, Slept),
 }
 
 /// What a caller slept on, to silence before it looks again.
@@ -122,22 +113,14 @@ pub(crate) enum Slept {
     Nothing,
     /// The connection's selector, as the watcher: the kick, if it was rung.
     Selector,
-    /// Its own bell.
-    Bell(Arc<PooledBell>),
 }
 
 /// The reading side: only the caller holding it reads.
 struct Reader {
-    stdout: File,
+    stdout: ForkLocal<File>,
     router: PacketRouter,
     scratch: Vec<u8>,
     ended: bool,
-    /// The selector: stdout and the kick bell, registered for readability.
-    /// (Its own descriptor is what the watcher waits on.)
-    #[cfg_attr(target_os = "linux", allow(dead_code))]
-    selector: mio::Poll,
-    #[cfg_attr(target_os = "linux", allow(dead_code))]
-    events: mio::Events,
 }
 
 /// One running compiler and its routing table.
@@ -146,8 +129,9 @@ pub struct Connection {
     process: Arc<CompilerProcess>,
     outbox: Arc<Outbox>,
     reader: Mutex<Reader>,
-    selector_fd: RawFd,
-    kick: Arc<PooledBell>,
+    /// What the watcher sleeps on: the compiler's stdout and the kick.
+    selector: Selector,
+    kick: Arc<Kick>,
     executor: Arc<dyn Executor>,
     /// Wakes the background reader.
     background: Arc<Signal>,
@@ -156,6 +140,9 @@ pub struct Connection {
     /// The compiler's stderr ended: it exited (or is exiting).
     stderr_ended: AtomicBool,
     patience: Patience,
+    /// Called once the compiler has ended and the connection is of no more
+    /// use (its owner then lets it go, and with it its descriptors).
+    on_end: Box<dyn Fn() + Send + Sync>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -171,11 +158,13 @@ impl Connection {
     /// Starts a compiler (from the executor's thread), its watchers and its
     /// pipes, and sends the version handshake. Compilations may be started at
     /// once: they are written after the handshake and routed only if it
-    /// succeeds.
+    /// succeeds. `on_end` is called (on the executor's thread) once the
+    /// compiler has ended, closed or failed, and been reaped.
     pub fn start(
         command: &CompilerCommand,
         executor: &Arc<dyn Executor>,
         timeouts: Timeouts,
+        on_end: Box<dyn Fn() + Send + Sync>,
     ) -> Result<Arc<Self>, HostError> {
         let spawned = {
             let command = command.clone();
@@ -189,29 +178,20 @@ impl Connection {
             command_line.clone(),
             tail.clone(),
         ));
+        // Making the compiler's descriptors is part of starting it.
         let io_error = |error: std::io::Error| {
             process.kill();
             let _ = process.ending_blocking(Duration::ZERO);
-            HostError::Io {
+            HostError::Spawn {
                 command: command_line.clone(),
+                errno: error.raw_os_error(),
                 message: error.to_string(),
             }
         };
 
-        let kick = PooledBell::take().map_err(io_error)?;
-        let selector = mio::Poll::new().map_err(io_error)?;
-        let stdout = File::from(spawned.stdout);
-        for (fd, token) in [(stdout.as_raw_fd(), 0), (kick.fd(), 1)] {
-            selector
-                .registry()
-                .register(
-                    &mut mio::unix::SourceFd(&fd),
-                    mio::Token(token),
-                    mio::Interest::READABLE,
-                )
-                .map_err(io_error)?;
-        }
-        let selector_fd = selector.as_raw_fd();
+        let stdout = ForkLocal::new(File::from(spawned.stdout));
+        let kick = Arc::new(Kick::new().map_err(io_error)?);
+        let selector = Selector::new(stdout.as_fd(), &kick).map_err(io_error)?;
 
         let handshake_id = 0;
         let dispatcher = Arc::new(Dispatcher::new(handshake_id, kick.clone()));
@@ -259,16 +239,15 @@ impl Connection {
                 router: PacketRouter::default(),
                 scratch: vec![0; 64 * 1024],
                 ended: false,
-                selector,
-                events: mio::Events::with_capacity(4),
             }),
-            selector_fd,
+            selector,
             kick,
             executor: executor.clone(),
             background,
             write_failed,
             stderr_ended: AtomicBool::new(false),
             patience: timeouts.patience,
+            on_end,
         });
 
         let handshake = InboundMessage {
@@ -325,19 +304,20 @@ impl Connection {
         self.dispatcher.compilations_in_flight()
     }
 
-    /// Registers a compilation.
-    pub fn register_compilation(&self) -> Result<Registration, RegisterError> {
-        self.dispatcher.register_compilation()
+    /// Registers a compilation whose caller `waker` wakes.
+    pub fn register_compilation(&self, waker: Waker) -> Result<Registration, RegisterError> {
+        self.dispatcher.register_compilation(waker)
     }
 
-    /// Registers a version request.
-    pub fn register_version(&self) -> Result<Registration, RegisterError> {
-        self.dispatcher.register_version()
+    /// Registers a version request whose caller `waker` wakes.
+    pub fn register_version(&self, waker: Waker) -> Result<Registration, RegisterError> {
+        self.dispatcher.register_version(waker)
     }
 
     /// Sends one encoded packet: written at once, or queued behind what a
-    /// full pipe could not take yet. Never blocks.
-    pub fn send(&self, packet: Bytes) -> Result<(), HostError> {
+    /// full pipe could not take yet; where in the compiler's input it starts.
+    /// Never blocks.
+    pub fn send(&self, packet: Bytes) -> Result<u64, HostError> {
         self.outbox.send(packet).map_err(|()| self.gone())
     }
 
@@ -358,14 +338,8 @@ impl Connection {
         slept: Slept,
         fresh: bool,
     ) -> Next {
-        match slept {
-            Slept::Nothing => {}
-            Slept::Selector => {
-                if self.dispatcher.take_kick() {
-                    self.kick.drain();
-                }
-            }
-            Slept::Bell(bell) => bell.drain(),
+        if let Slept::Selector = slept {
+            self.kick.silence();
         }
         let mut read = !fresh;
         loop {
@@ -382,35 +356,20 @@ impl Connection {
             }
             read = true;
             match self.dispatcher.wait_on(key, token) {
-                Ok(Wait::Ready) => continue,
-                Ok(Wait::Watch) => {
-                    return Next::Wait(
-                        WaitFd {
-                            fd: self.selector_fd,
-                            timeout: self.patience.watch,
-                        },
-                        Slept::Selector,
-                    )
+                Role::Ready => continue,
+                Role::Watch { output_ended } => {
+                    // Once the output ended, it stays readable: only the kick
+                    // can say anything more.
+                    let fds = if output_ended {
+                        self.kick.fds()
+                    } else {
+                        self.selector.fds()
+                    };
+                    return Next::Wait(Wait::Fds(fds, self.patience.watch), Slept::Selector);
                 }
-                Ok(Wait::Bell(bell)) => {
-                    return Next::Wait(
-                        WaitFd {
-                            fd: bell.fd(),
-                            timeout: self.patience.bell,
-                        },
-                        Slept::Bell(bell),
-                    )
-                }
-                // No bell could be made (out of descriptors): read again
-                // after a while instead.
-                Err(_) => {
-                    return Next::Wait(
-                        WaitFd {
-                            fd: self.selector_fd,
-                            timeout: Some(Duration::from_millis(10)),
-                        },
-                        Slept::Nothing,
-                    )
+                Role::Park { deputy } => {
+                    let timeout = if deputy { self.patience.park } else { None };
+                    return Next::Wait(Wait::Park(timeout), Slept::Nothing);
                 }
             }
         }
@@ -443,15 +402,6 @@ impl Connection {
     }
 
     fn read_and_route(&self, reader: &mut Reader, reading: Option<u64>) -> Option<ReadEnd> {
-        // Elsewhere than Linux, a kqueue stays readable until its events are
-        // taken; Linux's epoll reports only what is really ready.
-        #[cfg(not(target_os = "linux"))]
-        {
-            let Reader {
-                selector, events, ..
-            } = reader;
-            let _ = selector.poll(events, Some(Duration::ZERO));
-        }
         loop {
             let Reader {
                 stdout,
@@ -459,7 +409,7 @@ impl Connection {
                 scratch,
                 ..
             } = reader;
-            let read = match stdout.read(scratch) {
+            let read = match (&**stdout).read(scratch) {
                 Ok(0) => return Some(router.end_of_output()),
                 Ok(n) => {
                     router.extend(&scratch[..n]);
@@ -551,6 +501,14 @@ impl Connection {
     }
 }
 
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // The background reader waits for this signal holding only a weak
+        // reference: woken, it finds the connection gone and ends.
+        self.background.notify();
+    }
+}
+
 /// Why reading the compiler's output stopped.
 #[derive(Debug)]
 pub(crate) enum ReadEnd {
@@ -588,6 +546,7 @@ impl ReadEnd {
         dispatcher: &Dispatcher,
         process: &CompilerProcess,
         (status, signaled): Ending,
+        unread_from: Option<u64>,
     ) -> Option<Failure> {
         let command = process.command().to_owned();
         let stderr = process.stderr_tail();
@@ -597,6 +556,7 @@ impl ReadEnd {
                 command,
                 status,
                 stderr,
+                unread_from,
             },
             // A compiler killed while writing says more by its signal than by
             // the half packet it left.
@@ -604,6 +564,7 @@ impl ReadEnd {
                 command,
                 status,
                 stderr,
+                unread_from,
             },
             Self::Truncated(received) => HostError::Protocol {
                 command,
@@ -735,10 +696,13 @@ async fn finish(connection: Arc<Connection>, end: ReadEnd) {
     process
         .stderr_settled(&*connection.executor, STDERR_GRACE)
         .await;
-    if let Some(failure) = end.failure(&connection.dispatcher, process, ending) {
+    // What it never read, it never saw: those compilations run elsewhere.
+    let unread_from = connection.outbox.read_position();
+    if let Some(failure) = end.failure(&connection.dispatcher, process, ending, unread_from) {
         connection.dispatcher.fail_with(failure);
     }
     connection.outbox.close_input();
+    (connection.on_end)();
 }
 
 /// Keeps the tail of the compiler's stderr. Its end means the compiler
@@ -763,6 +727,7 @@ async fn stderr_task(connection: Weak<Connection>, stderr: OwnedFd, tail: Arc<Mu
     if dispatcher.handshake_done() && dispatcher.close_if_idle() && dispatcher.in_flight() == 0 {
         connection.outbox.close_input();
         let _ = connection.process.ending(&*executor, EXIT_GRACE).await;
+        (connection.on_end)();
     }
     connection.arm_background_reader();
 }
@@ -857,8 +822,12 @@ async fn idle_watch(connection: Weak<Connection>, timeout: Duration) {
                     // holds that input open too (a child forked meanwhile):
                     // then it is killed.
                     let process = connection.process.clone();
+                    let weak = Arc::downgrade(&connection);
                     drop(connection);
                     let _ = process.ending(&*executor, EXIT_GRACE).await;
+                    if let Some(connection) = weak.upgrade() {
+                        (connection.on_end)();
+                    }
                     return;
                 }
                 timeout

@@ -17,32 +17,36 @@
 //! Callers read the compiler's output themselves (see
 //! [`crate::connection`]). Of the callers waiting on one connection, one is
 //! the *watcher*: it sleeps on the connection's selector (readable when the
-//! compiler has written, or when the connection's *kick* bell rings) and
-//! reads when it wakes. Every other waiter sleeps on a bell of its own, which
-//! is rung when a message is routed to it. So with one compile in flight the
-//! caller reads its own answer, with no other thread involved; with many,
-//! whoever reads hands the others their messages. When the watcher stops
-//! waiting, one of the bell waiters is rung to take its place. The table
-//! keeps, for each waiter, where it sleeps, so a routed message rings
-//! exactly the descriptor its caller sleeps on.
+//! compiler has written, or when the connection's *kick* rings) and reads
+//! when it wakes. Every other waiter *parks*, holding no descriptor, and is
+//! woken through its [`Waker`] when a message is routed to it (see
+//! [`crate::wait`]). So with one compile in flight the caller reads its own
+//! answer, with no other thread involved; with many, whoever reads hands the
+//! others their messages, and the host holds the same few descriptors
+//! however many callers wait. When the watcher stops waiting, a parked
+//! caller is woken to take its place. One parked caller that may time out
+//! (a thread, not a fiber) is the *deputy*: it looks at the compiler's
+//! output itself after a while, in case the watcher is slow to read (a
+//! fiber whose scheduler is busy); the others sleep until woken. The table
+//! keeps, for each waiter, how it sleeps, so a routed message wakes exactly
+//! the caller it is for.
 //!
 //! Nothing here reads or writes the compiler's pipes: the connection feeds
 //! it messages and writes the replies it returns, so the routing rules are
 //! tested without a compiler.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::bell::PooledBell;
 use crate::error::HostError;
 use crate::protocol::{
     inbound_message, major_version, outbound_message, InboundMessage, ERROR_ID, PROTOCOL_MAJOR,
     VERSION_COMPILATION_ID,
 };
+use crate::wait::{Kick, Waker};
 
 /// What a waiting caller receives.
 #[derive(Debug)]
@@ -123,26 +127,34 @@ pub enum Failure {
     },
 }
 
-/// Where a registered caller sleeps, if it waits.
+/// How a registered caller sleeps, if it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Waiting {
     /// Not waiting: busy with what it received, or not yet asking.
     No,
-    /// On its own bell.
-    Bell,
+    /// Parked, until its waker is woken.
+    Park,
     /// On the connection's selector: the watcher.
     Watch,
 }
 
 /// How a caller should wait for its next event.
-#[derive(Debug)]
-pub enum Wait {
-    /// Something is in its channel already.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Not at all: something is in its channel already.
     Ready,
-    /// On the connection's selector, as the watcher.
-    Watch,
-    /// On this bell.
-    Bell(Arc<PooledBell>),
+    /// On the connection's selector, as the watcher. `output_ended`: the
+    /// compiler's output ended, so only the kick can still wake it.
+    Watch {
+        /// Nothing more can be read (the failure comes through the kick).
+        output_ended: bool,
+    },
+    /// Parked until woken; the deputy (see the module docs) for at most
+    /// the park patience.
+    Park {
+        /// Whether it is the deputy.
+        deputy: bool,
+    },
 }
 
 /// A caller attached to a registration.
@@ -150,7 +162,7 @@ pub enum Wait {
 struct Waiter {
     token: u64,
     inbox: Sender<Event>,
-    bell: Option<Arc<PooledBell>>,
+    waker: Waker,
     waiting: Waiting,
 }
 
@@ -190,8 +202,12 @@ struct Table {
     /// The token of the caller waiting on the selector: one at a time, so
     /// the kick wakes the caller it was rung for.
     watcher: Option<u64>,
-    /// How many callers wait on their bells.
-    bell_waiters: usize,
+    /// The token of the parked caller that looks for itself after a while.
+    deputy: Option<u64>,
+    /// How many callers are parked.
+    parked: usize,
+    /// Wakes the watcher (it is part of the connection's selector).
+    kick: Arc<Kick>,
     /// How many compilations are detached.
     detached: usize,
     /// Nobody reads the compiler's output any more: its end was reached.
@@ -238,16 +254,31 @@ impl Table {
     }
 
     /// Records that the caller with `token`, which waited as `waiting`, no
-    /// longer does.
-    fn forget_wait(&mut self, token: u64, waiting: Waiting) {
-        match waiting {
-            Waiting::No => {}
-            Waiting::Bell => self.bell_waiters -= 1,
-            Waiting::Watch => {}
+    /// longer does. `by_caller`: the thread doing this returns to its
+    /// runtime next (see [`Waker::wake`]).
+    fn forget_wait(&mut self, token: u64, waiting: Waiting, by_caller: bool) {
+        if waiting == Waiting::Park {
+            self.parked -= 1;
+            if self.deputy == Some(token) {
+                self.deputy = None;
+                self.appoint_deputy(by_caller);
+            }
         }
         if self.watcher == Some(token) {
             self.watcher = None;
         }
+    }
+
+    /// The caller with `token`, which waited as `waiting`, leaves without
+    /// having been woken (interrupted, or its request never went out). A
+    /// watcher leaving so rings the kick: a fiber sleeps on the selector
+    /// through a helper of its own, which must not outlive its wait.
+    fn leave(&mut self, token: u64, waiting: Waiting) {
+        if waiting == Waiting::Watch {
+            self.kick.ring();
+        }
+        self.forget_wait(token, waiting, true);
+        self.promote(true);
     }
 
     /// Forgets the waiter of a registration that `reader` (the caller reading,
@@ -261,8 +292,8 @@ impl Table {
         if waiter.waiting == Waiting::Watch && reader != Some(waiter.token) {
             return;
         }
-        self.forget_wait(waiter.token, waiter.waiting);
-        self.promote();
+        self.forget_wait(waiter.token, waiter.waiting, reader.is_some());
+        self.promote(reader.is_some());
     }
 
     /// The caller with `token`, whose registration is gone, is awake (or
@@ -270,46 +301,46 @@ impl Table {
     fn let_go(&mut self, token: u64) {
         if self.watcher == Some(token) {
             self.watcher = None;
-            self.promote();
+            self.promote(true);
         }
     }
 
-    /// If nobody watches but someone sleeps on a bell, rings one of them to
-    /// take the watch.
-    fn promote(&self) {
-        if self.watcher.is_some() || self.bell_waiters == 0 || self.reading_ended {
-            return;
-        }
-        let sleeper = self
-            .compilations
+    /// The parked callers.
+    fn parked_waiters(&self) -> impl Iterator<Item = &Waiter> {
+        self.compilations
             .values()
             .filter_map(|route| match route {
                 Route::Attached(waiter) => Some(waiter),
                 Route::Detached { .. } => None,
             })
             .chain(self.versions.values())
-            .find(|waiter| waiter.waiting == Waiting::Bell);
-        if let Some(bell) = sleeper.and_then(|waiter| waiter.bell.as_ref()) {
-            bell.ring();
+            .filter(|waiter| waiter.waiting == Waiting::Park)
+    }
+
+    /// If nobody watches but someone is parked, wakes one of them (a thread
+    /// rather than a fiber, whose watch costs a helper) to take the watch.
+    fn promote(&self, by_caller: bool) {
+        if self.watcher.is_some() || self.parked == 0 {
+            return;
+        }
+        let chosen = self
+            .parked_waiters()
+            .find(|waiter| waiter.waker.may_time_out())
+            .or_else(|| self.parked_waiters().next());
+        if let Some(waiter) = chosen {
+            waiter.waker.wake(by_caller, &self.kick);
         }
     }
-}
 
-/// The bell that wakes the watcher, and whether it was rung since the
-/// watcher last silenced it (so the watcher, usually woken by the compiler's
-/// output, silences it only when it has something to silence).
-#[derive(Debug)]
-struct Kick {
-    bell: Arc<PooledBell>,
-    pending: AtomicBool,
-}
-
-impl Kick {
-    fn ring(&self) {
-        // Rung before marked: a watcher that sees the mark silences a ring
-        // that is there; one that misses it wakes again and sees it then.
-        self.bell.ring();
-        self.pending.store(true, Ordering::Release);
+    /// The deputy stopped waiting: wakes a parked caller that may time out,
+    /// which parks again as the new deputy.
+    fn appoint_deputy(&self, by_caller: bool) {
+        if let Some(waiter) = self
+            .parked_waiters()
+            .find(|waiter| waiter.waker.may_time_out())
+        {
+            waiter.waker.wake(by_caller, &self.kick);
+        }
     }
 }
 
@@ -325,11 +356,7 @@ fn deliver(waiter: &Waiter, kick: &Kick, reader: Option<u64>, event: Event) -> O
     }
     match waiter.waiting {
         Waiting::No => {}
-        Waiting::Bell => {
-            if let Some(bell) = &waiter.bell {
-                bell.ring();
-            }
-        }
+        Waiting::Park => waiter.waker.wake(reader.is_some(), kick),
         Waiting::Watch => kick.ring(),
     }
     None
@@ -339,8 +366,6 @@ fn deliver(waiter: &Waiter, kick: &Kick, reader: Option<u64>, event: Event) -> O
 #[derive(Debug)]
 pub struct Dispatcher {
     table: Mutex<Table>,
-    /// Wakes the watcher (it is part of the connection's selector).
-    kick: Kick,
 }
 
 /// The message of the error sent for requests of a compilation whose caller
@@ -352,7 +377,7 @@ impl Dispatcher {
     /// A dispatcher whose connection starts with a `VersionRequest` of id
     /// `handshake_id` on compilation 0. Until its answer arrives and says
     /// protocol 3, nothing else is routed. `kick` wakes the watcher.
-    pub fn new(handshake_id: u32, kick: Arc<PooledBell>) -> Self {
+    pub(crate) fn new(handshake_id: u32, kick: Arc<Kick>) -> Self {
         Self {
             table: Mutex::new(Table {
                 compilations: HashMap::new(),
@@ -365,21 +390,13 @@ impl Dispatcher {
                 closing: false,
                 idle_since: Some(Instant::now()),
                 watcher: None,
-                bell_waiters: 0,
+                deputy: None,
+                parked: 0,
+                kick,
                 detached: 0,
                 reading_ended: false,
             }),
-            kick: Kick {
-                bell: kick,
-                pending: AtomicBool::new(false),
-            },
         }
-    }
-
-    /// Whether the kick was rung since this was last asked (the watcher then
-    /// silences it).
-    pub fn take_kick(&self) -> bool {
-        self.kick.pending.swap(false, Ordering::AcqRel)
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -388,8 +405,9 @@ impl Dispatcher {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes a free compilation id and registers a channel for it.
-    pub fn register_compilation(&self) -> Result<Registration, RegisterError> {
+    /// Takes a free compilation id and registers a channel for it; `waker`
+    /// wakes its caller when it is parked.
+    pub fn register_compilation(&self, waker: Waker) -> Result<Registration, RegisterError> {
         let mut table = self.lock();
         table.check_open()?;
         // Ids 0 and u32::MAX are reserved. An id is free once the compiler has
@@ -404,13 +422,13 @@ impl Dispatcher {
         let (sender, inbox) = crossbeam_channel::unbounded();
         table
             .compilations
-            .insert(id, Route::Attached(Waiter::new(token, sender)));
+            .insert(id, Route::Attached(Waiter::new(token, sender, waker)));
         table.note_activity();
         Ok(Registration { id, token, inbox })
     }
 
     /// Registers a channel for a `VersionRequest` and returns its request id.
-    pub fn register_version(&self) -> Result<Registration, RegisterError> {
+    pub fn register_version(&self, waker: Waker) -> Result<Registration, RegisterError> {
         let mut table = self.lock();
         table.check_open()?;
         let mut id = table.next_version_id;
@@ -423,7 +441,7 @@ impl Dispatcher {
         table.next_version_id = id.wrapping_add(1);
         let token = table.token();
         let (sender, inbox) = crossbeam_channel::unbounded();
-        table.versions.insert(id, Waiter::new(token, sender));
+        table.versions.insert(id, Waiter::new(token, sender, waker));
         table.note_activity();
         Ok(Registration { id, token, inbox })
     }
@@ -434,9 +452,8 @@ impl Dispatcher {
         let mut table = self.lock();
         if table.compilations.get(&id).map(Route::token) == Some(token) {
             if let Some(Route::Attached(waiter)) = table.compilations.remove(&id) {
-                table.forget_wait(token, waiter.waiting);
+                table.leave(token, waiter.waiting);
             }
-            table.promote();
             table.note_activity();
         } else {
             table.let_go(token);
@@ -462,8 +479,7 @@ impl Dispatcher {
             return true;
         };
         table.detached += 1;
-        table.forget_wait(token, waiter.waiting);
-        table.promote();
+        table.leave(token, waiter.waiting);
         true
     }
 
@@ -472,9 +488,8 @@ impl Dispatcher {
         let mut table = self.lock();
         if table.versions.get(&id).map(|waiter| waiter.token) == Some(token) {
             if let Some(waiter) = table.versions.remove(&id) {
-                table.forget_wait(token, waiter.waiting);
+                table.leave(token, waiter.waiting);
             }
-            table.promote();
         } else {
             table.let_go(token);
         }
@@ -482,40 +497,40 @@ impl Dispatcher {
     }
 
     /// Decides how the caller `key` waits for its next event: as the
-    /// watcher if nobody watches (and the output can still be read), else on
-    /// a bell of its own. `Ready` if its channel holds something already.
-    pub fn wait_on(&self, key: Key, token: u64) -> std::io::Result<Wait> {
+    /// watcher if nobody watches, else parked. `Ready` if its channel holds
+    /// something already (or it is registered no more).
+    pub fn wait_on(&self, key: Key, token: u64) -> Role {
         let mut table = self.lock();
-        let watcher = table.watcher;
-        let reading_ended = table.reading_ended;
+        let (watcher, deputy, output_ended) = (table.watcher, table.deputy, table.reading_ended);
         let Some(waiter) = table.waiter(key, token) else {
             // Not registered any more: its channel holds the reason.
-            return Ok(Wait::Ready);
+            return Role::Ready;
         };
         if !waiter.inbox.is_empty() {
-            return Ok(Wait::Ready);
+            return Role::Ready;
         }
-        let previous = waiter.waiting;
-        if !reading_ended && (watcher.is_none() || watcher == Some(token)) {
-            waiter.waiting = Waiting::Watch;
+        if watcher.is_none() || watcher == Some(token) {
+            let previous = std::mem::replace(&mut waiter.waiting, Waiting::Watch);
             table.watcher = Some(token);
-            if previous == Waiting::Bell {
-                table.bell_waiters -= 1;
+            if previous == Waiting::Park {
+                table.parked -= 1;
+                if deputy == Some(token) {
+                    table.deputy = None;
+                    table.appoint_deputy(true);
+                }
             }
-            return Ok(Wait::Watch);
+            return Role::Watch { output_ended };
         }
-        if waiter.bell.is_none() {
-            waiter.bell = Some(PooledBell::take()?);
+        let may_time_out = waiter.waker.may_time_out();
+        if std::mem::replace(&mut waiter.waiting, Waiting::Park) != Waiting::Park {
+            table.parked += 1;
         }
-        waiter.waiting = Waiting::Bell;
-        let bell = waiter.bell.clone().expect("the bell was just made");
-        if previous != Waiting::Bell {
-            table.bell_waiters += 1;
+        if deputy.is_none() && may_time_out {
+            table.deputy = Some(token);
         }
-        if watcher == Some(token) {
-            table.watcher = None;
+        Role::Park {
+            deputy: table.deputy == Some(token),
         }
-        Ok(Wait::Bell(bell))
     }
 
     /// The caller `key` has what it waited for and is busy with it.
@@ -529,18 +544,17 @@ impl Dispatcher {
         if waiting == Waiting::No {
             return;
         }
-        table.forget_wait(token, waiting);
-        table.promote();
+        table.forget_wait(token, waiting, true);
+        table.promote(true);
     }
 
-    /// Nobody can read the compiler's output any more (it ended): waiters
-    /// move to their bells, where the failure will reach them.
+    /// Nobody can read the compiler's output any more (it ended): the
+    /// watcher, woken, goes on watching the kick alone, through which the
+    /// failure will reach it (and, by it, the parked callers).
     pub fn set_reading_ended(&self) {
         let mut table = self.lock();
         table.reading_ended = true;
-        if table.watcher.is_some() {
-            self.kick.ring();
-        }
+        table.kick.ring();
     }
 
     /// Whether something needs reading that no caller will come back for:
@@ -598,7 +612,7 @@ impl Dispatcher {
                     if let Some(waiter) = table.versions.remove(&response.id) {
                         let _ = deliver(
                             &waiter,
-                            &self.kick,
+                            &table.kick,
                             reader,
                             Event::Message(Message::VersionResponse(response)),
                         );
@@ -630,7 +644,7 @@ impl Dispatcher {
             Route::Attached(waiter) => {
                 // If the receiver is gone its owner is detaching right now;
                 // the drop of the handle answers what it had queued.
-                match deliver(waiter, &self.kick, reader, Event::Message(message)) {
+                match deliver(waiter, &table.kick, reader, Event::Message(message)) {
                     Some(Event::Message(message)) => abandoned_reply(compilation_id, &message),
                     Some(Event::Failed(_)) | None => Routing::Done,
                 }
@@ -675,6 +689,7 @@ impl Dispatcher {
             } => (Some(*id), culprit, bystander),
         };
         table.failure.get_or_insert_with(|| for_others.clone());
+        let kick = table.kick.clone();
         for (id, route) in table.compilations.drain() {
             if let Route::Attached(waiter) = route {
                 let error = if culprit == Some(id) {
@@ -682,14 +697,15 @@ impl Dispatcher {
                 } else {
                     for_others
                 };
-                let _ = deliver(&waiter, &self.kick, None, Event::Failed(error.clone()));
+                let _ = deliver(&waiter, &kick, None, Event::Failed(error.clone()));
             }
         }
         for (_, waiter) in table.versions.drain() {
-            let _ = deliver(&waiter, &self.kick, None, Event::Failed(for_others.clone()));
+            let _ = deliver(&waiter, &kick, None, Event::Failed(for_others.clone()));
         }
         table.watcher = None;
-        table.bell_waiters = 0;
+        table.deputy = None;
+        table.parked = 0;
         table.detached = 0;
         table.note_activity();
     }
@@ -743,11 +759,11 @@ impl Dispatcher {
 }
 
 impl Waiter {
-    fn new(token: u64, inbox: Sender<Event>) -> Self {
+    fn new(token: u64, inbox: Sender<Event>, waker: Waker) -> Self {
         Self {
             token,
             inbox,
-            bell: None,
+            waker,
             waiting: Waiting::No,
         }
     }
@@ -881,6 +897,7 @@ mod tests {
     use crate::protocol::outbound_message::{
         compile_response, CompileResponse, FunctionCallRequest, LogEvent, VersionResponse,
     };
+    use crate::wait::Parker;
     use outbound_message::Message;
     use std::time::Duration;
 
@@ -921,8 +938,29 @@ mod tests {
         dispatcher.route(id, message, None)
     }
 
-    fn kick() -> Arc<PooledBell> {
-        PooledBell::take().unwrap()
+    fn kick() -> Arc<Kick> {
+        Arc::new(Kick::new().unwrap())
+    }
+
+    fn waker() -> Waker {
+        Waker::native()
+    }
+
+    /// Registers a compilation whose caller parks on a parker of its own
+    /// (a fiber's if `fiber`, which the test then wakes by hand).
+    fn caller(dispatcher: &Dispatcher) -> (Registration, Arc<Parker>) {
+        let parker = Arc::new(Parker::default());
+        let registration = dispatcher
+            .register_compilation(Waker::Native(parker.clone()))
+            .unwrap();
+        (registration, parker)
+    }
+
+    /// Whether `parker` was woken since this was last asked.
+    fn woken(parker: &Parker) -> bool {
+        let woken = parker.is_unparked();
+        parker.park(Some(Duration::ZERO));
+        woken
     }
 
     fn ready() -> Dispatcher {
@@ -962,8 +1000,8 @@ mod tests {
     #[test]
     fn messages_reach_only_their_own_compilation() {
         let dispatcher = ready();
-        let a = dispatcher.register_compilation().unwrap();
-        let b = dispatcher.register_compilation().unwrap();
+        let a = dispatcher.register_compilation(waker()).unwrap();
+        let b = dispatcher.register_compilation(waker()).unwrap();
         assert_ne!(a.id, b.id);
         assert_eq!(route(&dispatcher, b.id, success("b")), Routing::Done);
         assert_eq!(route(&dispatcher, a.id, success("a")), Routing::Done);
@@ -977,19 +1015,19 @@ mod tests {
     fn ids_skip_reserved_values_and_ids_in_use() {
         let dispatcher = ready();
         dispatcher.lock().next_compilation_id = ERROR_ID - 1;
-        let a = dispatcher.register_compilation().unwrap();
-        let b = dispatcher.register_compilation().unwrap();
+        let a = dispatcher.register_compilation(waker()).unwrap();
+        let b = dispatcher.register_compilation(waker()).unwrap();
         assert_eq!(a.id, ERROR_ID - 1);
         assert_eq!(b.id, 1, "wraps past u32::MAX and 0");
         dispatcher.lock().next_compilation_id = 1;
-        let c = dispatcher.register_compilation().unwrap();
+        let c = dispatcher.register_compilation(waker()).unwrap();
         assert_eq!(c.id, 2, "1 is still in use");
     }
 
     #[test]
     fn a_detached_compilation_keeps_its_id_until_the_compiler_finishes() {
         let dispatcher = ready();
-        let a = dispatcher.register_compilation().unwrap();
+        let a = dispatcher.register_compilation(waker()).unwrap();
         assert!(dispatcher.detach(a.id, a.token));
         assert!(dispatcher.has_detached());
         drop(a.inbox);
@@ -1019,14 +1057,14 @@ mod tests {
 
         // The id is not given to anyone else while the compiler runs it.
         dispatcher.lock().next_compilation_id = a.id;
-        let b = dispatcher.register_compilation().unwrap();
+        let b = dispatcher.register_compilation(waker()).unwrap();
         assert_ne!(b.id, a.id);
 
         // Once it finished, the id is free again.
         assert_eq!(route(&dispatcher, a.id, success("late")), Routing::Done);
         assert!(!dispatcher.has_detached());
         dispatcher.lock().next_compilation_id = a.id;
-        let c = dispatcher.register_compilation().unwrap();
+        let c = dispatcher.register_compilation(waker()).unwrap();
         assert_eq!(c.id, a.id);
 
         // A stale detach of the old registration does not touch the new one.
@@ -1046,7 +1084,7 @@ mod tests {
             route(&dispatcher, 0, success("x")),
             Routing::Violation(_)
         ));
-        let a = dispatcher.register_compilation().unwrap();
+        let a = dispatcher.register_compilation(waker()).unwrap();
         assert!(matches!(
             route(&dispatcher, a.id, version(1, "3.3.0")),
             Routing::Violation(_)
@@ -1085,8 +1123,8 @@ mod tests {
     #[test]
     fn version_requests_are_routed_by_request_id() {
         let dispatcher = ready();
-        let v1 = dispatcher.register_version().unwrap();
-        let v2 = dispatcher.register_version().unwrap();
+        let v1 = dispatcher.register_version(waker()).unwrap();
+        let v2 = dispatcher.register_version(waker()).unwrap();
         assert_ne!(v1.id, v2.id);
         assert_eq!(
             route(&dispatcher, 0, version(v2.id, "3.3.0")),
@@ -1108,8 +1146,8 @@ mod tests {
     #[test]
     fn failure_reaches_every_caller_and_refuses_new_ones() {
         let dispatcher = ready();
-        let a = dispatcher.register_compilation().unwrap();
-        let v = dispatcher.register_version().unwrap();
+        let a = dispatcher.register_compilation(waker()).unwrap();
+        let v = dispatcher.register_version(waker()).unwrap();
         let error = HostError::Closed;
         dispatcher.fail(error.clone());
         dispatcher.fail(HostError::Io {
@@ -1119,7 +1157,7 @@ mod tests {
         assert!(matches!(a.inbox.try_recv(), Ok(Event::Failed(e)) if e == error));
         assert!(matches!(v.inbox.try_recv(), Ok(Event::Failed(e)) if e == error));
         assert_eq!(
-            dispatcher.register_compilation().unwrap_err(),
+            dispatcher.register_compilation(waker()).unwrap_err(),
             RegisterError::Failed(error)
         );
     }
@@ -1127,188 +1165,283 @@ mod tests {
     #[test]
     fn closing_when_idle_refuses_new_registrations() {
         let dispatcher = ready();
-        let a = dispatcher.register_compilation().unwrap();
+        let a = dispatcher.register_compilation(waker()).unwrap();
         assert!(dispatcher.idle_since().is_none());
         assert!(!dispatcher.close_if_idle(), "a compilation is in flight");
         assert_eq!(route(&dispatcher, a.id, success("a")), Routing::Done);
         assert!(dispatcher.idle_since().is_some());
         assert!(dispatcher.close_if_idle());
         assert_eq!(
-            dispatcher.register_compilation().unwrap_err(),
+            dispatcher.register_compilation(waker()).unwrap_err(),
             RegisterError::Closing
         );
     }
 
-    fn rung(bell: &crate::bell::Bell) -> bool {
-        crate::sys::wait_fd(bell.fd(), crate::sys::Interest::Read, Some(Duration::ZERO)).unwrap()
+    fn rung(kick: &Kick) -> bool {
+        crate::wait::wait_readable(kick.fds(), Some(Duration::ZERO)).unwrap()
     }
 
+    const WATCH: Role = Role::Watch {
+        output_ended: false,
+    };
+
     #[test]
-    fn one_waiter_watches_and_the_others_sleep_on_bells_that_their_messages_ring() {
+    fn one_waiter_watches_and_the_others_park_until_their_messages_wake_them() {
         let kick = kick();
         let dispatcher = Dispatcher::new(0, kick.clone());
         assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
-        let a = dispatcher.register_compilation().unwrap();
-        let b = dispatcher.register_compilation().unwrap();
+        let (a, a_parker) = caller(&dispatcher);
+        let (b, b_parker) = caller(&dispatcher);
         let (ka, kb) = (Key::Compilation(a.id), Key::Compilation(b.id));
 
-        assert!(matches!(
-            dispatcher.wait_on(ka, a.token).unwrap(),
-            Wait::Watch
-        ));
-        let Wait::Bell(bell) = dispatcher.wait_on(kb, b.token).unwrap() else {
-            panic!("a second waiter sleeps on a bell");
-        };
-        assert!(!rung(&bell));
+        assert_eq!(dispatcher.wait_on(ka, a.token), WATCH);
+        assert_eq!(
+            dispatcher.wait_on(kb, b.token),
+            Role::Park { deputy: true },
+            "a second waiter parks, as the deputy"
+        );
 
-        // A message for the bell waiter rings its bell, not the kick.
+        // A message for the parked caller wakes it, not the watcher.
         assert_eq!(route(&dispatcher, b.id, function_call(1)), Routing::Done);
-        assert!(rung(&bell));
+        assert!(woken(&b_parker));
         assert!(!rung(&kick));
-        bell.drain();
-        assert!(matches!(
-            dispatcher.wait_on(kb, b.token).unwrap(),
-            Wait::Ready
-        ));
+        assert_eq!(dispatcher.wait_on(kb, b.token), Role::Ready);
         b.inbox.try_recv().unwrap();
         dispatcher.done_waiting(kb, b.token);
-        assert!(matches!(
-            dispatcher.wait_on(kb, b.token).unwrap(),
-            Wait::Bell(_)
-        ));
+        assert_eq!(dispatcher.wait_on(kb, b.token), Role::Park { deputy: true });
 
         // A message for the watcher rings the kick.
         assert_eq!(route(&dispatcher, a.id, function_call(2)), Routing::Done);
         assert!(rung(&kick));
-        kick.drain();
+        kick.silence();
         a.inbox.try_recv().unwrap();
+        assert!(!woken(&a_parker));
 
-        // When the watcher is done waiting, a bell waiter is rung to watch.
+        // When the watcher is done waiting, a parked caller is woken to watch.
         dispatcher.done_waiting(ka, a.token);
-        assert!(rung(&bell));
-        bell.drain();
-        assert!(matches!(
-            dispatcher.wait_on(kb, b.token).unwrap(),
-            Wait::Watch
-        ));
-        // ... and the former watcher now sleeps on a bell.
-        let Wait::Bell(a_bell) = dispatcher.wait_on(ka, a.token).unwrap() else {
-            panic!("the watch is taken");
-        };
+        assert!(woken(&b_parker));
+        assert_eq!(dispatcher.wait_on(kb, b.token), WATCH);
+        // ... and the former watcher now parks.
+        assert_eq!(dispatcher.wait_on(ka, a.token), Role::Park { deputy: true });
 
         // A watcher whose compilation another caller finishes keeps the
         // watch until it has woken to its result: nobody else may sleep on
         // the selector beside it, where one could silence the kick rung for
         // the other.
-        assert_eq!(route(&dispatcher, b.id, success("b")), Routing::Done);
+        assert_eq!(
+            dispatcher.route(b.id, success("b"), Some(a.token)),
+            Routing::Done
+        );
         assert!(rung(&kick));
         assert!(
-            !rung(&a_bell),
+            !woken(&a_parker),
             "nobody takes the watch while b sleeps on it"
         );
-        assert!(matches!(
-            dispatcher.wait_on(ka, a.token).unwrap(),
-            Wait::Bell(_)
-        ));
-        // b wakes to its result and gives up the watch: a sleeper is rung.
-        kick.drain();
-        assert!(dispatcher.take_kick());
-        assert!(matches!(
-            dispatcher.wait_on(kb, b.token).unwrap(),
-            Wait::Ready
-        ));
+        assert_eq!(dispatcher.wait_on(ka, a.token), Role::Park { deputy: true });
+        // b wakes to its result and gives up the watch: a is woken to watch.
+        kick.silence();
+        assert_eq!(dispatcher.wait_on(kb, b.token), Role::Ready);
         assert!(matches!(b.inbox.try_recv(), Ok(Event::Message(_))));
         dispatcher.done_waiting(kb, b.token);
-        assert!(rung(&a_bell), "a was rung to take the watch");
+        assert!(woken(&a_parker), "a was woken to take the watch");
+        assert_eq!(dispatcher.wait_on(ka, a.token), WATCH);
+    }
+
+    #[test]
+    fn one_parked_thread_is_the_deputy_and_a_successor_is_woken_when_it_leaves() {
+        let dispatcher = ready();
+        let (watcher, _) = caller(&dispatcher);
+        let fiber = dispatcher
+            .register_compilation(Waker::Fiber(crate::wait::park::next_id()))
+            .unwrap();
+        let (first, first_parker) = caller(&dispatcher);
+        let (second, second_parker) = caller(&dispatcher);
+        let key = |r: &Registration| Key::Compilation(r.id);
+        assert_eq!(dispatcher.wait_on(key(&watcher), watcher.token), WATCH);
+        assert_eq!(
+            dispatcher.wait_on(key(&fiber), fiber.token),
+            Role::Park { deputy: false },
+            "a fiber never parks with a timeout"
+        );
+        assert_eq!(
+            dispatcher.wait_on(key(&first), first.token),
+            Role::Park { deputy: true }
+        );
+        assert_eq!(
+            dispatcher.wait_on(key(&second), second.token),
+            Role::Park { deputy: false },
+            "one deputy at a time"
+        );
+        // The deputy gets its message: the other parked thread is woken to
+        // park again as the deputy.
+        assert_eq!(
+            route(&dispatcher, first.id, function_call(1)),
+            Routing::Done
+        );
+        assert!(woken(&first_parker));
+        assert_eq!(dispatcher.wait_on(key(&first), first.token), Role::Ready);
+        dispatcher.done_waiting(key(&first), first.token);
+        assert!(woken(&second_parker));
+        assert_eq!(
+            dispatcher.wait_on(key(&second), second.token),
+            Role::Park { deputy: true }
+        );
+    }
+
+    #[test]
+    fn the_watch_passes_to_a_thread_rather_than_a_fiber() {
+        let dispatcher = ready();
+        let (watcher, _) = caller(&dispatcher);
+        let fiber = dispatcher
+            .register_compilation(Waker::Fiber(crate::wait::park::next_id()))
+            .unwrap();
+        let (thread, thread_parker) = caller(&dispatcher);
+        let key = |r: &Registration| Key::Compilation(r.id);
+        assert_eq!(dispatcher.wait_on(key(&watcher), watcher.token), WATCH);
         assert!(matches!(
-            dispatcher.wait_on(ka, a.token).unwrap(),
-            Wait::Watch
+            dispatcher.wait_on(key(&fiber), fiber.token),
+            Role::Park { .. }
         ));
+        assert!(matches!(
+            dispatcher.wait_on(key(&thread), thread.token),
+            Role::Park { .. }
+        ));
+        assert!(dispatcher.detach(watcher.id, watcher.token));
+        assert!(woken(&thread_parker));
+        assert_eq!(dispatcher.wait_on(key(&thread), thread.token), WATCH);
+    }
+
+    #[test]
+    fn a_watcher_that_leaves_unwoken_rings_the_kick_for_whatever_sleeps_for_it() {
+        let kick = kick();
+        let dispatcher = Dispatcher::new(0, kick.clone());
+        assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
+        let (a, _) = caller(&dispatcher);
+        assert_eq!(dispatcher.wait_on(Key::Compilation(a.id), a.token), WATCH);
+        assert!(!rung(&kick));
+        assert!(dispatcher.detach(a.id, a.token));
+        assert!(rung(&kick));
+    }
+
+    #[test]
+    fn a_queued_wake_from_the_background_rings_the_kick_and_one_from_a_caller_does_not() {
+        let kick = kick();
+        let dispatcher = Dispatcher::new(0, kick.clone());
+        assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
+        let (watcher, _) = caller(&dispatcher);
+        let id = crate::wait::park::next_id();
+        let parked = dispatcher.register_compilation(Waker::Thread(id)).unwrap();
+        let kw = Key::Compilation(watcher.id);
+        let kp = Key::Compilation(parked.id);
+        assert_eq!(dispatcher.wait_on(kw, watcher.token), WATCH);
+        assert!(matches!(
+            dispatcher.wait_on(kp, parked.token),
+            Role::Park { .. }
+        ));
+
+        // Routed by a caller (the watcher, reading): queued, no kick (the
+        // caller takes the queue on its way back to its runtime).
+        assert_eq!(
+            dispatcher.route(parked.id, function_call(1), Some(watcher.token)),
+            Routing::Done
+        );
+        assert!(!rung(&kick));
+        parked.inbox.try_recv().unwrap();
+        dispatcher.done_waiting(kp, parked.token);
+        assert!(matches!(
+            dispatcher.wait_on(kp, parked.token),
+            Role::Park { .. }
+        ));
+
+        // Routed by the background reader: queued, and the watcher kicked
+        // so that it takes the queue.
+        assert_eq!(
+            route(&dispatcher, parked.id, function_call(2)),
+            Routing::Done
+        );
+        assert!(rung(&kick));
+        let queued = crate::wait::park::take().unwrap_or_default();
+        assert_eq!(queued.iter().filter(|&&queued| queued == id).count(), 2);
     }
 
     #[test]
     fn a_watcher_finished_by_another_reader_keeps_the_watch_until_it_leaves() {
         let dispatcher = ready();
-        let watcher = dispatcher.register_compilation().unwrap();
-        let other = dispatcher.register_compilation().unwrap();
-        let query = dispatcher.register_version().unwrap();
+        let watcher = dispatcher.register_compilation(waker()).unwrap();
+        let other = dispatcher.register_compilation(waker()).unwrap();
+        let query = dispatcher.register_version(waker()).unwrap();
         let (kw, ko, kv) = (
             Key::Compilation(watcher.id),
             Key::Compilation(other.id),
             Key::Version(query.id),
         );
-        assert!(matches!(
-            dispatcher.wait_on(kw, watcher.token).unwrap(),
-            Wait::Watch
-        ));
+        assert_eq!(dispatcher.wait_on(kw, watcher.token), WATCH);
         // `other` reads and routes the watcher's result while it sleeps.
         assert_eq!(
             dispatcher.route(watcher.id, success("w"), Some(other.token)),
             Routing::Done
         );
         assert!(
-            matches!(dispatcher.wait_on(ko, other.token).unwrap(), Wait::Bell(_)),
+            matches!(dispatcher.wait_on(ko, other.token), Role::Park { .. }),
             "the watch stays with the caller asleep on the selector"
         );
         // Leaving without looking (an interrupted caller drops its
         // compilation) gives the watch up as well.
         assert!(!dispatcher.detach(watcher.id, watcher.token));
-        assert!(matches!(
-            dispatcher.wait_on(ko, other.token).unwrap(),
-            Wait::Watch
-        ));
+        assert_eq!(dispatcher.wait_on(ko, other.token), WATCH);
 
         // The same for a version request's waiter.
         assert!(matches!(
-            dispatcher.wait_on(kv, query.token).unwrap(),
-            Wait::Bell(_)
+            dispatcher.wait_on(kv, query.token),
+            Role::Park { .. }
         ));
         dispatcher.done_waiting(ko, other.token);
-        assert!(matches!(
-            dispatcher.wait_on(kv, query.token).unwrap(),
-            Wait::Watch
-        ));
+        assert_eq!(dispatcher.wait_on(kv, query.token), WATCH);
         assert_eq!(
             dispatcher.route(0, version(query.id, "3.3.0"), Some(other.token)),
             Routing::Done
         );
         assert!(matches!(
-            dispatcher.wait_on(ko, other.token).unwrap(),
-            Wait::Bell(_)
+            dispatcher.wait_on(ko, other.token),
+            Role::Park { .. }
         ));
         dispatcher.forget_version(query.id, query.token);
-        assert!(matches!(
-            dispatcher.wait_on(ko, other.token).unwrap(),
-            Wait::Watch
-        ));
+        assert_eq!(dispatcher.wait_on(ko, other.token), WATCH);
     }
 
     #[test]
-    fn once_reading_ended_everyone_sleeps_on_a_bell_until_the_failure() {
-        let dispatcher = ready();
-        let a = dispatcher.register_compilation().unwrap();
-        let key = Key::Compilation(a.id);
-        assert!(matches!(
-            dispatcher.wait_on(key, a.token).unwrap(),
-            Wait::Watch
-        ));
+    fn once_reading_ended_the_watcher_watches_the_kick_through_which_the_failure_comes() {
+        let kick = kick();
+        let dispatcher = Dispatcher::new(0, kick.clone());
+        assert_eq!(route(&dispatcher, 0, version(0, "3.3.0")), Routing::Done);
+        let (a, _) = caller(&dispatcher);
+        let (b, b_parker) = caller(&dispatcher);
+        let (ka, kb) = (Key::Compilation(a.id), Key::Compilation(b.id));
+        assert_eq!(dispatcher.wait_on(ka, a.token), WATCH);
+        assert!(matches!(dispatcher.wait_on(kb, b.token), Role::Park { .. }));
         dispatcher.set_reading_ended();
-        let Wait::Bell(bell) = dispatcher.wait_on(key, a.token).unwrap() else {
-            panic!("nobody watches output that ended");
-        };
+        assert!(rung(&kick), "the watcher is woken to watch the kick alone");
+        kick.silence();
+        assert_eq!(
+            dispatcher.wait_on(ka, a.token),
+            Role::Watch { output_ended: true }
+        );
         dispatcher.fail(HostError::Closed);
-        assert!(rung(&bell));
-        assert!(matches!(
-            a.inbox.try_recv(),
-            Ok(Event::Failed(HostError::Closed))
-        ));
+        assert!(rung(&kick));
+        assert!(woken(&b_parker));
+        for inbox in [&a.inbox, &b.inbox] {
+            assert!(matches!(
+                inbox.try_recv(),
+                Ok(Event::Failed(HostError::Closed))
+            ));
+        }
     }
 
     #[test]
     fn a_culprit_gets_its_own_error_and_bystanders_another() {
         let dispatcher = ready();
-        let culprit = dispatcher.register_compilation().unwrap();
-        let bystander = dispatcher.register_compilation().unwrap();
+        let culprit = dispatcher.register_compilation(waker()).unwrap();
+        let bystander = dispatcher.register_compilation(waker()).unwrap();
         let failed = HostError::CompilerFailed {
             command: "sass".into(),
             kind: "INTERNAL".into(),

@@ -41,6 +41,9 @@ pub enum HostError {
         status: String,
         /// The last lines the compiler wrote to stderr.
         stderr: String,
+        /// Where in what the host wrote to the compiler it stopped reading,
+        /// if known (Linux): requests written from there on never reached it.
+        unread_from: Option<u64>,
     },
     /// The compiler sent something the protocol does not allow, or reported
     /// that the host did.
@@ -116,6 +119,33 @@ impl HostError {
         matches!(self, Self::StoppedByOther { .. })
     }
 
+    /// Whether a compilation whose request was written at byte `sent_at` of
+    /// the compiler's input (`None`: it was not written) never reached the
+    /// compiler that ended with this error: it may run on another compiler
+    /// as if nothing happened.
+    pub fn never_reached(&self, sent_at: Option<u64>) -> bool {
+        match self {
+            Self::Exited { unread_from, .. } => match sent_at {
+                None => true,
+                Some(at) => unread_from.is_some_and(|from| at >= from),
+            },
+            Self::Io { .. } => sent_at.is_none(),
+            _ => false,
+        }
+    }
+
+    /// Whether the process ran out of descriptors (`EMFILE`, `ENFILE`)
+    /// starting a compiler: a compile may wait for one to free up instead.
+    pub fn is_out_of_descriptors(&self) -> bool {
+        matches!(
+            self,
+            Self::Spawn {
+                errno: Some(libc::EMFILE | libc::ENFILE),
+                ..
+            }
+        )
+    }
+
     /// For [`HostError::CompilerFailed`], the compiler's own words (its
     /// message and stack trace): kept for debugging, not the message.
     pub fn detail(&self) -> Option<&str> {
@@ -157,6 +187,7 @@ impl fmt::Display for HostError {
                 command,
                 status,
                 stderr,
+                ..
             } => {
                 write!(f, "the Sass compiler `{command}` {status}")?;
                 write_stderr(f, stderr)
@@ -228,6 +259,7 @@ mod tests {
             command: "/opt/sass --embedded".into(),
             status: "was killed by signal 9 (SIGKILL)".into(),
             stderr: "line one\nline two\n".into(),
+            unread_from: None,
         };
         assert_eq!(
             error.to_string(),

@@ -29,6 +29,7 @@ use crate::error::HostError;
 use crate::executor::{Executor, ExecutorKind};
 use crate::process::CompilerCommand;
 use crate::protocol::inbound_message::CompileRequest;
+use crate::wait::Waker;
 
 /// How long [`Host::close`] lets an idle compiler exit on its own before
 /// killing it.
@@ -137,7 +138,7 @@ pub struct Pool {
     executor: Arc<dyn Executor>,
     state: Mutex<State>,
     /// The fork generation the pool was made in (see
-    /// [`crate::sys::fork_generation`]).
+    /// [`crate::fork::generation`]).
     generation: u64,
 }
 
@@ -150,7 +151,7 @@ impl Pool {
     }
 
     /// Starts a compiler and adds it to the pool.
-    fn start_connection(&self, state: &mut State) -> Result<Arc<Connection>, HostError> {
+    fn start_connection(self: &Arc<Self>, state: &mut State) -> Result<Arc<Connection>, HostError> {
         let idle = if state.connections.is_empty() {
             self.config.idle_timeout
         } else {
@@ -165,18 +166,38 @@ impl Pool {
             startup: self.config.startup_timeout,
             patience: self.config.patience,
         };
-        let connection = Connection::start(&self.config.command, &self.executor, timeouts)?;
+        let pool = Arc::downgrade(self);
+        let on_end = Box::new(move || {
+            if let Some(pool) = pool.upgrade() {
+                pool.prune();
+            }
+        });
+        let connection = Connection::start(&self.config.command, &self.executor, timeouts, on_end)?;
         state.connections.push(connection.clone());
         Ok(connection)
     }
 
-    /// Picks a compiler for a compilation and registers it there.
-    /// With `may_start` false, returns `Ok(None)` instead of starting a
-    /// compiler (or of waiting for the pool's lock).
+    /// Lets go of compilers that ended, and so of their descriptors (called
+    /// on the executor's thread when one ends). Skipped if the pool is busy:
+    /// whoever holds it retires them anyway, and may be waiting for this
+    /// thread to start a compiler.
+    fn prune(&self) {
+        let mut state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        state.retire();
+    }
+
+    /// Picks a compiler for a compilation and registers it there, with
+    /// `waker` to wake its caller. With `may_start` false, returns `Ok(None)`
+    /// instead of starting a compiler (or of waiting for the pool's lock).
     fn register_compilation(
-        &self,
+        self: &Arc<Self>,
         nested: bool,
         may_start: bool,
+        waker: &Waker,
     ) -> Result<Option<(Arc<Connection>, Registration)>, HostError> {
         let mut state = if may_start {
             self.lock()
@@ -198,7 +219,7 @@ impl Pool {
         // waiting for their turn are registered there already).
         if self.config.dispatch == DispatchMode::WaitFor && !nested {
             if let Some(connection) = state.connections.first() {
-                if let Ok(registration) = connection.register_compilation() {
+                if let Ok(registration) = connection.register_compilation(waker.clone()) {
                     return Ok(Some((connection.clone(), registration)));
                 }
             }
@@ -207,30 +228,40 @@ impl Pool {
         // ones lets the extra ones go idle and stop.
         for connection in &state.connections {
             if connection.load() < SLOTS_PER_COMPILER {
-                if let Ok(registration) = connection.register_compilation() {
+                if let Ok(registration) = connection.register_compilation(waker.clone()) {
                     return Ok(Some((connection.clone(), registration)));
                 }
             }
         }
-        if !nested && state.connections.len() >= self.config.max_processes.max(1) {
-            // At the limit, a top-level compile may queue in a compiler.
+        // At the limit, a top-level compile may queue in a compiler.
+        let queue_in_least_loaded = |state: &State| {
             let least_loaded = state
                 .connections
                 .iter()
-                .min_by_key(|connection| connection.load())
-                .cloned();
-            if let Some(connection) = least_loaded {
-                if let Ok(registration) = connection.register_compilation() {
-                    return Ok(Some((connection, registration)));
-                }
+                .min_by_key(|connection| connection.load())?;
+            let registration = least_loaded.register_compilation(waker.clone()).ok()?;
+            Some((least_loaded.clone(), registration))
+        };
+        if !nested && state.connections.len() >= self.config.max_processes.max(1) {
+            if let Some(queued) = queue_in_least_loaded(&state) {
+                return Ok(Some(queued));
             }
         }
         if !may_start {
             return Ok(None);
         }
-        let connection = self.start_connection(&mut state)?;
+        let connection = match self.start_connection(&mut state) {
+            Ok(connection) => connection,
+            // Out of descriptors, a top-level compile queues in a running
+            // compiler instead of failing (a nested one cannot: the caller
+            // waits and tries again, see `HostError::is_out_of_descriptors`).
+            Err(error) if error.is_out_of_descriptors() && !nested => {
+                return queue_in_least_loaded(&state).map(Some).ok_or(error);
+            }
+            Err(error) => return Err(error),
+        };
         let registration = connection
-            .register_compilation()
+            .register_compilation(waker.clone())
             .map_err(registration_error)?;
         Ok(Some((connection, registration)))
     }
@@ -238,11 +269,12 @@ impl Pool {
     /// A compiler and a registration on it for a compilation, starting a
     /// compiler if need be (blocking meanwhile).
     pub(crate) fn register(
-        &self,
+        self: &Arc<Self>,
         nested: bool,
+        waker: Waker,
     ) -> Result<(Arc<Connection>, Registration), HostError> {
         Ok(self
-            .register_compilation(nested, true)?
+            .register_compilation(nested, true, &waker)?
             .expect("a compiler is started when none fits"))
     }
 
@@ -254,11 +286,13 @@ impl Pool {
         request: &CompileRequest,
         nested: bool,
         may_start: bool,
+        waker: &Waker,
     ) -> Result<Option<Compilation>, HostError> {
         let wait_for = self.config.dispatch == DispatchMode::WaitFor && !nested;
         let mut may_refuse = true;
         loop {
-            let Some((connection, registration)) = self.register_compilation(nested, may_start)?
+            let Some((connection, registration)) =
+                self.register_compilation(nested, may_start, waker)?
             else {
                 return Ok(None);
             };
@@ -266,6 +300,7 @@ impl Pool {
                 self.clone(),
                 connection,
                 registration,
+                waker.clone(),
                 request,
                 nested,
                 wait_for,
@@ -290,6 +325,9 @@ impl Pool {
         for connection in connections {
             connection.close(HostError::Closed, CLOSE_GRACE);
         }
+        // Nothing is left for the executor to do: give its thread and
+        // descriptors back now rather than when the host is dropped.
+        self.executor.shutdown();
     }
 }
 
@@ -311,7 +349,11 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Dropped only in the process that made it (see `Host`'s drop).
+        // A forked child never gets here (see `Host`'s drop); if it did, it
+        // must not kill its parent's compilers or stop its parent's executor.
+        if self.generation != crate::fork::generation() {
+            return;
+        }
         let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
         for connection in state.take_all() {
             connection.close_detached();
@@ -336,7 +378,7 @@ impl Host {
             config,
             executor,
             state: Mutex::new(State::default()),
-            generation: crate::sys::fork_generation(),
+            generation: crate::fork::generation(),
         });
         let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
         live.retain(|pool| pool.strong_count() > 0);
@@ -351,20 +393,21 @@ impl Host {
 
     /// Whether this process is the one that made the host (not a forked child).
     pub fn is_owned_by_this_process(&self) -> bool {
-        self.pool.generation == crate::sys::fork_generation()
+        self.pool.generation == crate::fork::generation()
     }
 
     /// Starts a compilation and sends its request. `nested` says the caller
     /// is inside a callback of another compilation, which holds a compiler
-    /// slot until this one finishes.
+    /// slot until this one finishes; `waker` wakes the caller when it parks.
     pub fn compile(
         &self,
         request: &CompileRequest,
         nested: bool,
+        waker: &Waker,
     ) -> Result<Compilation, HostError> {
         Ok(self
             .pool
-            .compile(request, nested, true)?
+            .compile(request, nested, true, waker)?
             .expect("a compiler is started when none fits"))
     }
 
@@ -379,12 +422,14 @@ impl Host {
         &self,
         request: &CompileRequest,
         nested: bool,
+        waker: &Waker,
     ) -> Option<Result<Compilation, HostError>> {
-        self.pool.compile(request, nested, false).transpose()
+        self.pool.compile(request, nested, false, waker).transpose()
     }
 
-    /// Sends a `VersionRequest` to a running compiler (starting one if none).
-    pub fn version(&self) -> Result<VersionQuery, HostError> {
+    /// Sends a `VersionRequest` to a running compiler (starting one if none);
+    /// `waker` wakes the caller when it parks.
+    pub fn version(&self, waker: &Waker) -> Result<VersionQuery, HostError> {
         // As for compiles: a compiler that died between requests refuses
         // this one, and another is asked (a fresh one, the second time).
         let mut refused = None;
@@ -397,23 +442,25 @@ impl Host {
                 state.retire();
                 let existing = (!fresh)
                     .then(|| {
-                        state
-                            .connections
-                            .iter()
-                            .find_map(|c| c.register_version().ok().map(|r| (c.clone(), r)))
+                        state.connections.iter().find_map(|c| {
+                            c.register_version(waker.clone())
+                                .ok()
+                                .map(|r| (c.clone(), r))
+                        })
                     })
                     .flatten();
                 match existing {
                     Some(pair) => pair,
                     None => {
                         let connection = self.pool.start_connection(&mut state)?;
-                        let registration =
-                            connection.register_version().map_err(registration_error)?;
+                        let registration = connection
+                            .register_version(waker.clone())
+                            .map_err(registration_error)?;
                         (connection, registration)
                     }
                 }
             };
-            match VersionQuery::start(connection, registration, !fresh) {
+            match VersionQuery::start(connection, registration, waker.clone(), !fresh) {
                 Ok(query) => return Ok(query),
                 Err(error) => refused = Some(error),
             }
@@ -471,7 +518,7 @@ impl Host {
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .filter_map(Weak::upgrade)
-            .filter(|pool| pool.generation == crate::sys::fork_generation())
+            .filter(|pool| pool.generation == crate::fork::generation())
             .collect();
         let killed: Vec<Arc<Connection>> = live.iter().flat_map(|pool| pool.kill_all()).collect();
         let deadline = std::time::Instant::now() + EXIT_REAP;

@@ -4,6 +4,10 @@
 //! the rest when the pipe drains; packets sent meanwhile queue behind it. A
 //! caller interrupted mid-write therefore never leaves half a packet, and a
 //! compiler that stops reading (stopped, wedged) blocks nobody.
+//!
+//! It counts the bytes it takes and writes, so that when the compiler ends,
+//! the host can tell which requests it never read (see
+//! [`Outbox::read_position`]): those run again on another compiler.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -14,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use bytes::Bytes;
 
 use crate::executor::{self, Executor, Interest};
+use crate::fork::ForkLocal;
 
 /// What the outbox reports when writing fails (the compiler closed its
 /// input: it exited or is exiting).
@@ -22,11 +27,17 @@ pub(crate) type OnFailure = Box<dyn Fn(io::Error) + Send + Sync>;
 #[derive(Debug, Default)]
 struct State {
     /// The compiler's stdin; `None` once closed.
-    stdin: Option<File>,
+    stdin: Option<ForkLocal<File>>,
     /// Packets (or what is left of the first one) waiting for room.
     queue: VecDeque<Bytes>,
     /// How much of the first queued packet is written.
     written: usize,
+    /// Bytes taken so far: where the next packet starts.
+    taken: u64,
+    /// Bytes written to the pipe so far.
+    written_total: u64,
+    /// How much the compiler had read when stdin was closed, if known.
+    read_when_closed: Option<u64>,
     /// A task is writing the queue.
     flushing: bool,
     /// Close stdin once the queue is written.
@@ -53,7 +64,7 @@ impl Outbox {
     pub(crate) fn new(stdin: OwnedFd, executor: Arc<dyn Executor>, on_failure: OnFailure) -> Self {
         Self {
             state: Mutex::new(State {
-                stdin: Some(File::from(stdin)),
+                stdin: Some(ForkLocal::new(File::from(stdin))),
                 ..State::default()
             }),
             executor,
@@ -65,23 +76,26 @@ impl Outbox {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Writes `packet` (or queues what does not fit). Fails if the
-    /// compiler's input is closed or writing failed.
-    pub(crate) fn send(self: &Arc<Self>, packet: Bytes) -> Result<(), ()> {
+    /// Writes `packet` (or queues what does not fit); where in the
+    /// compiler's input it starts. Fails if the compiler's input is closed or
+    /// writing failed.
+    pub(crate) fn send(self: &Arc<Self>, packet: Bytes) -> Result<u64, ()> {
         let mut state = self.lock();
         if state.failed || state.closing || state.stdin.is_none() {
             return Err(());
         }
+        let offset = state.taken;
+        state.taken += packet.len() as u64;
         if !state.queue.is_empty() {
             state.queue.push_back(packet);
-            return Ok(());
+            return Ok(offset);
         }
         state.queue.push_back(packet);
         match write_queue(&mut state) {
-            Ok(true) => Ok(()),
+            Ok(true) => Ok(offset),
             Ok(false) => {
                 self.start_flushing(&mut state);
-                Ok(())
+                Ok(offset)
             }
             Err(error) => {
                 self.failed(&mut state, error);
@@ -97,14 +111,21 @@ impl Outbox {
         state.closing = true;
         if !state.flushing {
             state.queue.clear();
-            state.stdin = None;
+            close_stdin(&mut state);
         }
+    }
+
+    /// How many bytes of what was written the compiler read, if this can be
+    /// known (on Linux, from the bytes still in the pipe): every packet that
+    /// starts at or after it never reached the compiler.
+    pub(crate) fn read_position(&self) -> Option<u64> {
+        read_position(&self.lock())
     }
 
     fn failed(&self, state: &mut State, error: io::Error) {
         state.failed = true;
         state.queue.clear();
-        state.stdin = None;
+        close_stdin(state);
         (self.on_failure)(error);
     }
 
@@ -134,7 +155,7 @@ impl Outbox {
                         // The watch goes before the descriptor it watches.
                         drop(watch);
                         if state.closing {
-                            state.stdin = None;
+                            close_stdin(&mut state);
                         }
                         return;
                     }
@@ -149,6 +170,24 @@ impl Outbox {
     }
 }
 
+fn read_position(state: &State) -> Option<u64> {
+    match &state.stdin {
+        Some(stdin) => {
+            let unread = crate::sys::pipe_unread(stdin.as_fd()).ok()?;
+            Some(state.written_total.saturating_sub(unread as u64))
+        }
+        None => state.read_when_closed,
+    }
+}
+
+/// Closes the compiler's stdin, noting first how much of it was read.
+fn close_stdin(state: &mut State) {
+    if state.stdin.is_some() {
+        state.read_when_closed = read_position(state);
+        state.stdin = None;
+    }
+}
+
 /// Writes queued packets until the queue is empty (`true`) or the pipe is
 /// full (`false`).
 fn write_queue(state: &mut State) -> io::Result<bool> {
@@ -156,9 +195,10 @@ fn write_queue(state: &mut State) -> io::Result<bool> {
         stdin,
         queue,
         written,
+        written_total,
         ..
     } = state;
-    let Some(mut stdin) = stdin.as_ref() else {
+    let Some(mut stdin) = stdin.as_deref() else {
         return Err(io::Error::new(
             ErrorKind::BrokenPipe,
             "the compiler's input is closed",
@@ -169,6 +209,7 @@ fn write_queue(state: &mut State) -> io::Result<bool> {
             Ok(0) => return Err(ErrorKind::WriteZero.into()),
             Ok(n) => {
                 *written += n;
+                *written_total += n as u64;
                 if *written == packet.len() {
                     queue.pop_front();
                     *written = 0;

@@ -230,11 +230,11 @@ pub async fn capture_stderr(
 ) -> io::Result<()> {
     use std::io::Read;
 
-    let mut pipe = std::fs::File::from(stderr);
+    let pipe = crate::fork::ForkLocal::new(std::fs::File::from(stderr));
     let watch = executor.watch(pipe.as_fd(), Interest::Read)?;
     let mut buf = vec![0u8; 8192];
     loop {
-        match pipe.read(&mut buf) {
+        match (&*pipe).read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(n) => lock(tail).push(&buf[..n]),
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => {

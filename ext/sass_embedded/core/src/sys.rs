@@ -2,10 +2,14 @@
 //! does not wrap. Each is a thin, documented wrapper; everything built on
 //! them is safe Rust.
 //!
-//! - [`eventfd`] / [`pipe`]: the descriptors bells and the wait_for baton are
-//!   made of;
+//! - [`eventfd`] / [`pipe`]: the descriptors bells (and so kicks and the
+//!   wait_for baton) are made of;
+//! - [`epoll`] / [`epoll_add`]: on Linux, the one descriptor the watcher
+//!   sleeps on (see [`crate::wait`]);
 //! - [`set_nonblocking`]: the host's ends of the compiler's pipes never block
 //!   a caller;
+//! - [`pipe_unread`]: how much of what the host wrote a compiler that died
+//!   never read;
 //! - [`fork_generation`]: which side of a `fork` this is, without a system
 //!   call per question;
 //! - [`poll`]: how a thread without Ruby (the raw benchmark, the tests, the
@@ -18,7 +22,7 @@
 use std::io;
 #[cfg(not(target_os = "linux"))]
 use std::os::fd::AsFd;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::time::Duration;
 
@@ -42,8 +46,63 @@ pub fn eventfd() -> io::Result<OwnedFd> {
     }
 }
 
+/// A new close-on-exec epoll instance.
+#[cfg(target_os = "linux")]
+pub fn epoll() -> io::Result<OwnedFd> {
+    // SAFETY: epoll_create1 takes no pointers; on success it returns a new
+    // descriptor that nothing else owns, so `OwnedFd` may take it.
+    unsafe {
+        let fd = check(libc::epoll_create1(libc::EPOLL_CLOEXEC))?;
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Adds `fd` to the epoll instance `epoll`, level-triggered, for
+/// readability: `epoll` is then readable while `fd` is.
+#[cfg(target_os = "linux")]
+pub fn epoll_add(epoll: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()> {
+    let mut event = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: fd.as_raw_fd() as u64,
+    };
+    // SAFETY: both descriptors are kept open by their borrows; `event` is a
+    // valid epoll_event that the call only reads.
+    unsafe {
+        check(libc::epoll_ctl(
+            epoll.as_raw_fd(),
+            libc::EPOLL_CTL_ADD,
+            fd.as_raw_fd(),
+            &mut event,
+        ))?;
+    }
+    Ok(())
+}
+
+/// How many bytes written into the pipe `fd` (either end) are still
+/// unread (Linux's `FIONREAD` counts them from either end).
+#[cfg(target_os = "linux")]
+pub fn pipe_unread(fd: BorrowedFd<'_>) -> io::Result<usize> {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD on a descriptor the borrow keeps open writes one int
+    // through the pointer, which points to `unread`.
+    unsafe {
+        check(libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut unread))?;
+    }
+    Ok(unread.max(0) as usize)
+}
+
+/// Elsewhere `FIONREAD` on a pipe's write end counts nothing: unknown.
+#[cfg(not(target_os = "linux"))]
+pub fn pipe_unread(_fd: BorrowedFd<'_>) -> io::Result<usize> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
 /// A new pipe, both ends non-blocking and close-on-exec: (read end, write
-/// end).
+/// end). (The portable mechanism's bells; the epoll one's tests.)
+#[cfg_attr(
+    all(target_os = "linux", not(feature = "portable-wait"), not(test)),
+    allow(dead_code)
+)]
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     #[cfg(target_os = "linux")]
@@ -165,17 +224,6 @@ pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> io::Result<u
         Err(error) if error.kind() == io::ErrorKind::Interrupted => Ok(0),
         Err(error) => Err(error),
     }
-}
-
-/// Waits until `fd` is ready for `interest` or `timeout` passes; whether it
-/// is (maybe) ready.
-pub fn wait_fd(fd: RawFd, interest: Interest, timeout: Option<Duration>) -> io::Result<bool> {
-    let mut fds = [libc::pollfd {
-        fd,
-        events: interest.poll_events(),
-        revents: 0,
-    }];
-    Ok(poll(&mut fds, timeout)? > 0)
 }
 
 /// Makes the kernel kill the child `command` starts when the thread that

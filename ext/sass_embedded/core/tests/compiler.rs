@@ -13,7 +13,7 @@ use sass_embedded_core::protocol::{
     value, Value,
 };
 use sass_embedded_core::{
-    CompilerCommand, ExecutorKind, Host, HostConfig, HostError, Patience, Received,
+    CompilerCommand, ExecutorKind, Host, HostConfig, HostError, Patience, Received, Waker,
 };
 
 /// The compiler: `SASS_EMBEDDED_COMPILER`, or the one `rake compiler` installs.
@@ -133,7 +133,7 @@ in_every_setup! {
     compiles_a_string(setup) {
         let host = host_in(setup);
         let mut compilation = host
-            .compile(&request("a { b: 1px + 2px }", &[]), false)
+            .compile(&request("a { b: 1px + 2px }", &[]), false, &Waker::native())
             .unwrap();
         assert_eq!(css(finish(&mut compilation)), "a {\n  b: 3px;\n}");
         host.close();
@@ -143,7 +143,7 @@ in_every_setup! {
 in_every_setup! {
     answers_version_requests(setup) {
         let host = host_in(setup);
-        let mut query = host.version().unwrap();
+        let mut query = host.version(&Waker::native()).unwrap();
         match query.recv() {
             Received::Message(Message::VersionResponse(response)) => {
                 assert!(response.protocol_version.starts_with("3."));
@@ -159,7 +159,7 @@ in_every_setup! {
     function_calls_reach_the_caller_and_answers_reach_the_compiler(setup) {
         let host = host_in(setup);
         let mut compilation = host
-            .compile(&request("a { b: foo(1) }", &["foo($x)"]), false)
+            .compile(&request("a { b: foo(1) }", &["foo($x)"]), false, &Waker::native())
             .unwrap();
         let Received::Message(Message::FunctionCallRequest(call)) = next(&mut compilation) else {
             panic!("expected a function call");
@@ -187,7 +187,7 @@ in_every_setup! {
                 scope.spawn(move || {
                     for index in 0..50 {
                         let source = format!(".t{thread}-{index} {{ v: {index} }}");
-                        let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
+                        let mut compilation = host.compile(&request(&source, &[]), false, &Waker::native()).unwrap();
                         assert_eq!(
                             css(finish(&mut compilation)),
                             format!(".t{thread}-{index} {{\n  v: {index};\n}}")
@@ -207,7 +207,7 @@ in_every_setup! {
         // here after `STALL` instead of costing a delay.
         const STALL: Duration = Duration::from_secs(15);
         let mut config = config_in(setup);
-        config.patience = Patience { watch: None, bell: None };
+        config.patience = Patience { watch: None, park: None };
         let host = Host::new(config).expect("an executor");
         std::thread::scope(|scope| {
             for thread in 0..16 {
@@ -220,7 +220,7 @@ in_every_setup! {
                         } else {
                             format!(".t{thread}-{index} {{ v: foo() }}")
                         };
-                        let mut compilation = host.compile(&request(&source, functions), false).unwrap();
+                        let mut compilation = host.compile(&request(&source, functions), false, &Waker::native()).unwrap();
                         let response = loop {
                             let received = compilation.recv_timeout(STALL).unwrap_or_else(|| {
                                 panic!("thread {thread}, compile {index}: a wake-up was lost")
@@ -258,7 +258,7 @@ in_every_setup! {
     an_abandoned_compilation_is_finished_by_the_host(setup) {
         let host = host_in(setup);
         let mut abandoned = host
-            .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
+            .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false, &Waker::native())
             .unwrap();
         let Received::Message(Message::FunctionCallRequest(_)) = next(&mut abandoned) else {
             panic!("expected a function call");
@@ -269,7 +269,7 @@ in_every_setup! {
 
         for index in 0..20 {
             let source = format!("x{index} {{ y: {index} }}");
-            let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
+            let mut compilation = host.compile(&request(&source, &[]), false, &Waker::native()).unwrap();
             assert_eq!(
                 css(finish(&mut compilation)),
                 format!("x{index} {{\n  y: {index};\n}}")
@@ -283,7 +283,7 @@ in_every_setup! {
     a_killed_compiler_fails_its_compilations_and_the_next_one_starts_fresh(setup) {
         let host = host_in(setup);
         let mut waiting = host
-            .compile(&request("a { b: foo() }", &["foo()"]), false)
+            .compile(&request("a { b: foo() }", &["foo()"]), false, &Waker::native())
             .unwrap();
         let Received::Message(Message::FunctionCallRequest(_)) = next(&mut waiting) else {
             panic!("expected a function call");
@@ -303,7 +303,7 @@ in_every_setup! {
         }
         assert!(started.elapsed() < Duration::from_secs(5));
 
-        let mut next = host.compile(&request("c { d: e }", &[]), false).unwrap();
+        let mut next = host.compile(&request("c { d: e }", &[]), false, &Waker::native()).unwrap();
         assert_eq!(css(finish(&mut next)), "c {\n  d: e;\n}");
         assert_ne!(host.compiler_pid(), Some(pid));
         host.close();
@@ -313,7 +313,9 @@ in_every_setup! {
 #[test]
 fn a_missing_compiler_is_a_spawn_error() {
     let host = Host::new(HostConfig::new(CompilerCommand::new("/nonexistent/sass"))).unwrap();
-    let error = host.compile(&request("a {}", &[]), false).unwrap_err();
+    let error = host
+        .compile(&request("a {}", &[]), false, &Waker::native())
+        .unwrap_err();
     assert!(matches!(error, HostError::Spawn { .. }), "{error:?}");
 }
 
@@ -323,7 +325,8 @@ fn closed_hosts_refuse_work() {
     host.close();
     assert!(host.is_closed());
     assert_eq!(
-        host.compile(&request("a {}", &[]), false).unwrap_err(),
+        host.compile(&request("a {}", &[]), false, &Waker::native())
+            .unwrap_err(),
         HostError::Closed
     );
 }
@@ -334,7 +337,11 @@ fn suspended(host: &Host, count: usize) -> Vec<sass_embedded_core::Compilation> 
     (0..count)
         .map(|_| {
             let mut compilation = host
-                .compile(&request("a { b: hold() }", &["hold()"]), false)
+                .compile(
+                    &request("a { b: hold() }", &["hold()"]),
+                    false,
+                    &Waker::native(),
+                )
                 .unwrap();
             let Received::Message(Message::FunctionCallRequest(_)) = next(&mut compilation) else {
                 panic!("expected a function call");
@@ -354,7 +361,9 @@ fn a_nested_compile_gets_a_free_slot_even_when_every_compiler_is_full() {
 
     // Every slot of the only allowed compiler is held by a compilation that
     // waits for its caller; a nested compile there would wait forever.
-    let mut nested = host.compile(&request("n { o: p }", &[]), true).unwrap();
+    let mut nested = host
+        .compile(&request("n { o: p }", &[]), true, &Waker::native())
+        .unwrap();
     assert_eq!(css(finish(&mut nested)), "n {\n  o: p;\n}");
     assert_eq!(
         host.compiler_pids().len(),
@@ -371,7 +380,9 @@ fn top_level_compiles_beyond_the_limit_queue_in_a_compiler() {
     config.max_processes = 1;
     let host = Host::new(config).unwrap();
     let held = suspended(&host, sass_embedded_core::host::SLOTS_PER_COMPILER);
-    let mut queued = host.compile(&request("q { r: s }", &[]), false).unwrap();
+    let mut queued = host
+        .compile(&request("q { r: s }", &[]), false, &Waker::native())
+        .unwrap();
     assert_eq!(
         host.compiler_pids().len(),
         1,
@@ -387,7 +398,9 @@ fn top_level_compiles_beyond_the_limit_queue_in_a_compiler() {
 fn compiles_fill_free_slots_before_starting_compilers() {
     let host = host();
     let held = suspended(&host, 3);
-    let mut compilation = host.compile(&request("t { u: v }", &[]), false).unwrap();
+    let mut compilation = host
+        .compile(&request("t { u: v }", &[]), false, &Waker::native())
+        .unwrap();
     assert_eq!(css(finish(&mut compilation)), "t {\n  u: v;\n}");
     assert_eq!(host.compiler_pids().len(), 1);
     drop(held);
@@ -405,7 +418,9 @@ fn wait_for_runs_one_compilation_at_a_time_on_one_compiler() {
             let host = &host;
             scope.spawn(move || {
                 let source = format!("w{thread} {{ v: {thread} }}");
-                let mut compilation = host.compile(&request(&source, &[]), false).unwrap();
+                let mut compilation = host
+                    .compile(&request(&source, &[]), false, &Waker::native())
+                    .unwrap();
                 assert_eq!(
                     css(finish(&mut compilation)),
                     format!("w{thread} {{\n  v: {thread};\n}}")
@@ -420,7 +435,7 @@ fn wait_for_runs_one_compilation_at_a_time_on_one_compiler() {
 in_every_setup! {
     a_compiler_that_died_while_idle_is_replaced(setup) {
     let host = host_in(setup);
-    let mut first = host.compile(&request("a { b: c }", &[]), false).unwrap();
+    let mut first = host.compile(&request("a { b: c }", &[]), false, &Waker::native()).unwrap();
     assert_eq!(css(finish(&mut first)), "a {\n  b: c;\n}");
     drop(first);
     let pid = host.compiler_pid().unwrap();
@@ -438,7 +453,7 @@ in_every_setup! {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    let mut second = host.compile(&request("d { e: f }", &[]), false).unwrap();
+    let mut second = host.compile(&request("d { e: f }", &[]), false, &Waker::native()).unwrap();
     assert_eq!(css(finish(&mut second)), "d {\n  e: f;\n}");
     assert_ne!(host.compiler_pid(), Some(pid));
     host.close();
@@ -454,7 +469,7 @@ fn a_relative_compiler_path_is_resolved_against_the_working_directory() {
     .unwrap();
     // Whether the compiler's end is known before the compilation registers
     // or after, the compile fails with how the compiler ended.
-    let error = match host.compile(&request("a {}", &[]), false) {
+    let error = match host.compile(&request("a {}", &[]), false, &Waker::native()) {
         Err(error) => error,
         Ok(mut compilation) => match next(&mut compilation) {
             Received::Failed(error) => error,
@@ -483,7 +498,7 @@ in_every_setup! {
         let mut bystanders: Vec<_> = (0..3)
             .map(|index| {
                 let mut compilation = host
-                    .compile(&request(&format!("b{index} {{ c: hold() }}"), &["hold()"]), false)
+                    .compile(&request(&format!("b{index} {{ c: hold() }}"), &["hold()"]), false, &Waker::native())
                     .unwrap();
                 let Received::Message(Message::FunctionCallRequest(_)) = next(&mut compilation)
                 else {
@@ -498,7 +513,7 @@ in_every_setup! {
         }
         let first_pid = host.compiler_pid().unwrap();
 
-        let mut culprit = host.compile(&request(ENDLESS_RECURSION, &[]), false).unwrap();
+        let mut culprit = host.compile(&request(ENDLESS_RECURSION, &[]), false, &Waker::native()).unwrap();
         match next(&mut culprit) {
             Received::Failed(error @ HostError::CompilerFailed { .. }) => {
                 assert!(error.to_string().starts_with("Stack overflow:"), "{error}");
@@ -526,7 +541,7 @@ in_every_setup! {
             assert_eq!(css(finish(&mut compilation)), format!("b{index} {{\n  c: d;\n}}"));
         }
         assert_ne!(host.compiler_pid(), Some(first_pid));
-        let mut after = host.compile(&request("e { f: g }", &[]), false).unwrap();
+        let mut after = host.compile(&request("e { f: g }", &[]), false, &Waker::native()).unwrap();
         assert_eq!(css(finish(&mut after)), "e {\n  f: g;\n}");
         host.close();
     }
@@ -536,7 +551,7 @@ in_every_setup! {
     abandoned_compilations_are_finished_with_nobody_waiting(setup) {
         let host = host_in(setup);
         let mut abandoned = host
-            .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false)
+            .compile(&request("a { b: foo() foo() foo() }", &["foo()"]), false, &Waker::native())
             .unwrap();
         let Received::Message(Message::FunctionCallRequest(_)) = next(&mut abandoned) else {
             panic!("expected a function call");
@@ -559,7 +574,9 @@ fn a_stopped_compiler_does_not_block_writers() {
     // A compiler that reads nothing: the host queues what the pipe cannot
     // take instead of blocking the caller.
     let host = host();
-    let mut warm = host.compile(&request("a { b: c }", &[]), false).unwrap();
+    let mut warm = host
+        .compile(&request("a { b: c }", &[]), false, &Waker::native())
+        .unwrap();
     finish(&mut warm);
     let pid = host.compiler_pid().unwrap();
     std::process::Command::new("kill")
@@ -568,7 +585,9 @@ fn a_stopped_compiler_does_not_block_writers() {
         .unwrap();
     let big = format!("a {{ b: '{}' }}", "x".repeat(4 << 20));
     let started = Instant::now();
-    let mut compilation = host.compile(&request(&big, &[]), false).unwrap();
+    let mut compilation = host
+        .compile(&request(&big, &[]), false, &Waker::native())
+        .unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "the write blocked"

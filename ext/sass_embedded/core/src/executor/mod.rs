@@ -166,7 +166,7 @@ pub fn run_on<R: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bell::Bell;
+    use crate::wait::Bell;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 

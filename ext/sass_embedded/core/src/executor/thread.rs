@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use super::{Executor, Interest, Sleep, Task, Watch};
-use crate::bell::Bell;
+use crate::wait::Bell;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -195,7 +195,7 @@ impl Executor for ThreadExecutor {
 
     fn watch(&self, fd: BorrowedFd<'_>, interest: Interest) -> io::Result<Box<dyn Watch>> {
         Ok(Box::new(ThreadWatch {
-            fd: fd.try_clone_to_owned()?,
+            fd: crate::fork::ForkLocal::new(fd.try_clone_to_owned()?),
             events: interest.poll_events(),
             fired: Arc::new(AtomicBool::new(false)),
             shared: self.shared.clone(),
@@ -210,7 +210,7 @@ impl Executor for ThreadExecutor {
 
 struct ThreadWatch {
     /// A duplicate of the watched descriptor, open as long as the watch.
-    fd: OwnedFd,
+    fd: crate::fork::ForkLocal<OwnedFd>,
     events: libc::c_short,
     fired: Arc<AtomicBool>,
     shared: Arc<Shared>,

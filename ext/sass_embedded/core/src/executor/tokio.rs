@@ -4,7 +4,7 @@
 
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -14,13 +14,20 @@ use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
 use super::{Executor, Interest, Sleep, Task, Watch};
+use crate::fork::ForkLocal;
 
-/// The executor's handle.
+/// The executor's handle on its runtime, and how to stop it; `None` once
+/// stopped, so that the runtime's descriptors (its epoll instance and
+/// wake-up eventfd, which the handle keeps) go with it. Left alone in a
+/// forked child: the runtime's thread is not there, and waking it would
+/// write to a descriptor number the child may have reused.
 #[derive(Debug)]
 pub struct TokioExecutor {
-    handle: Handle,
-    stop: Mutex<Option<oneshot::Sender<()>>>,
+    runtime: ForkLocal<Mutex<Option<Running>>>,
 }
+
+/// A running runtime: its handle, and the sender that stops it.
+type Running = (Handle, oneshot::Sender<()>);
 
 impl TokioExecutor {
     /// Starts the runtime on a thread of its own.
@@ -42,42 +49,62 @@ impl TokioExecutor {
                 runtime.shutdown_background();
             })?;
         Ok(Self {
-            handle,
-            stop: Mutex::new(Some(stop)),
+            runtime: ForkLocal::new(Mutex::new(Some((handle, stop)))),
         })
+    }
+
+    /// The runtime's handle, unless the executor stopped.
+    fn handle(&self) -> Option<Handle> {
+        let runtime = self.runtime.lock().unwrap_or_else(PoisonError::into_inner);
+        runtime.as_ref().map(|(handle, _)| handle.clone())
     }
 }
 
 impl Executor for TokioExecutor {
     fn spawn(&self, task: Task) {
-        self.handle.spawn(task);
+        // After the executor stopped, a task is dropped unrun.
+        if let Some(handle) = self.handle() {
+            handle.spawn(task);
+        }
     }
 
     fn sleep(&self, duration: Duration) -> Sleep {
-        let _context = self.handle.enter();
-        Box::pin(tokio::time::sleep(duration))
+        match self.handle() {
+            Some(handle) => {
+                let _context = handle.enter();
+                Box::pin(tokio::time::sleep(duration))
+            }
+            None => Box::pin(std::future::pending()),
+        }
     }
 
     fn watch(&self, fd: BorrowedFd<'_>, interest: Interest) -> io::Result<Box<dyn Watch>> {
-        let _context = self.handle.enter();
+        let handle = self
+            .handle()
+            .ok_or_else(|| io::Error::other("the host's executor has stopped"))?;
+        let _context = handle.enter();
         let interest = match interest {
             Interest::Read => TokioInterest::READABLE,
             Interest::Write => TokioInterest::WRITABLE,
         };
         let fd = crate::sys::tokio_async_fd(fd.try_clone_to_owned()?, interest)?;
-        Ok(Box::new(TokioWatch(fd, interest)))
+        Ok(Box::new(TokioWatch(ForkLocal::new(fd), interest)))
     }
 
     fn shutdown(&self) {
-        let stop = self.stop.lock().map(|mut stop| stop.take());
-        if let Ok(Some(stop)) = stop {
+        let stopped = self
+            .runtime
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some((_handle, stop)) = stopped {
             let _ = stop.send(());
         }
     }
 }
 
 /// A duplicate of the watched descriptor, registered with tokio's reactor.
-struct TokioWatch(AsyncFd<OwnedFd>, TokioInterest);
+struct TokioWatch(ForkLocal<AsyncFd<OwnedFd>>, TokioInterest);
 
 impl Watch for TokioWatch {
     fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -1,0 +1,186 @@
+//! How a compile waits on the Ruby thread or fiber that called it: the Ruby
+//! side of the core's waiting seam ([`sass_embedded_core::wait`]).
+//!
+//! - As the *watcher* ([`Wait::Fds`]), a thread waits with Ruby's own wait
+//!   for a descriptor ([`gvl::wait_readable`]); a fiber under a fiber
+//!   scheduler parks while helper fibers wait in the scheduler's `io_wait`
+//!   (`Sass::Embedded::FiberWaker#watch`, which says why).
+//! - *Parked* ([`Wait::Park`]), it sleeps on its `Sass::Embedded::Waker` (a
+//!   condition variable) or, a fiber, on its `FiberWaker` (a queue): no
+//!   descriptor of its own.
+//! - After every step into the host, the thread wakes the parked callers
+//!   whose messages it routed: the core queues their ids, and
+//!   [`wake_queued`] wakes their Wakers. (The host's own executor thread
+//!   cannot touch Ruby; when it queues a wake it rings the watcher, which
+//!   then does it.)
+//!
+//! Every one of these waits is Ruby's own, so signals, `Thread#raise`,
+//! `Thread#kill`, `Timeout` and a fiber's timeout or stop reach a waiting
+//! compile at once, as an ordinary error returned through Rust.
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use magnus::{prelude::*, value::Lazy, Error, RClass, RHash, Ruby, Value};
+use sass_embedded_core::wait::park;
+use sass_embedded_core::{Wait, Waker};
+
+use crate::gvl;
+
+/// A class of `Sass::Embedded`, which lib/sass/embedded.rb defines before it
+/// loads the extension.
+fn embedded_class(ruby: &Ruby, name: &str) -> RClass {
+    ruby.class_object()
+        .const_get::<_, magnus::RModule>("Sass")
+        .and_then(|sass| sass.const_get::<_, magnus::RModule>("Embedded"))
+        .and_then(|embedded| embedded.const_get(name))
+        .unwrap_or_else(|_| panic!("lib/sass/embedded.rb defines Sass::Embedded::{name}"))
+}
+
+/// `Sass::Embedded::Waker`: how a thread parks.
+static WAKER: Lazy<RClass> = Lazy::new(|ruby| embedded_class(ruby, "Waker"));
+/// `Sass::Embedded::FiberWaker`: how a fiber under a scheduler parks.
+static FIBER_WAKER: Lazy<RClass> = Lazy::new(|ruby| embedded_class(ruby, "FiberWaker"));
+
+/// `Sass::Embedded::Waker::PARKED`: wake id => Waker.
+static PARKED: Lazy<RHash> = Lazy::new(|ruby| {
+    ruby.get_inner(&WAKER)
+        .const_get("PARKED")
+        .expect("Sass::Embedded::Waker defines PARKED")
+});
+
+/// The fiber-locals (`Thread.current[...]`, per fiber) that keep a thread's
+/// Waker, or a fiber's FiberWaker, between its compiles.
+const WAKER_LOCAL: &str = "__sass_embedded_waker";
+const FIBER_WAKER_LOCAL: &str = "__sass_embedded_fiber_waker";
+
+/// Resolves the classes now: a lazy lookup while an interrupt is pending
+/// would fail (see `conversion::preload`).
+pub fn preload(ruby: &Ruby) {
+    Lazy::force(&WAKER, ruby);
+    Lazy::force(&FIBER_WAKER, ruby);
+    Lazy::force(&PARKED, ruby);
+}
+
+/// One caller's way of waiting: its wake id, whether it is a fiber under a
+/// scheduler, and its Waker once it needed one.
+pub struct Waiting {
+    id: u64,
+    fiber: bool,
+    /// Registered in PARKED under `id` (kept on this stack frame, where the
+    /// garbage collector sees it).
+    waker: Cell<Option<Value>>,
+}
+
+impl Waiting {
+    /// How the calling thread or fiber waits.
+    pub fn new() -> Self {
+        Self {
+            id: park::next_id(),
+            fiber: gvl::in_scheduled_fiber(),
+            waker: Cell::new(None),
+        }
+    }
+
+    /// The core's handle for waking it.
+    pub fn core_waker(&self) -> Waker {
+        if self.fiber {
+            Waker::Fiber(self.id)
+        } else {
+            Waker::Thread(self.id)
+        }
+    }
+
+    /// Waits as the core said; an interrupt that raises or throws meanwhile
+    /// is returned as the error.
+    pub fn wait(&self, ruby: &Ruby, wait: Wait) -> Result<(), Error> {
+        match wait {
+            Wait::Fds(fds, timeout) if !self.fiber => {
+                gvl::wait_readable(ruby, fds.as_slice(), timeout)
+            }
+            Wait::Fds(fds, timeout) => {
+                let fds = ruby.ary_from_iter(fds.as_slice().iter().copied());
+                self.ruby_waker(ruby)?
+                    .funcall::<_, _, Value>("watch", (fds, seconds(ruby, timeout)))
+                    .map(|_| ())
+            }
+            Wait::Park(timeout) => {
+                // A fiber parks without a timeout (see `Waker::Fiber`).
+                let timeout = if self.fiber { None } else { timeout };
+                self.ruby_waker(ruby)?
+                    .funcall::<_, _, Value>("park", (seconds(ruby, timeout),))
+                    .map(|_| ())
+            }
+        }
+    }
+
+    /// The caller's Waker, registered under its id from the first time it
+    /// needs one until [`finish`](Self::finish).
+    fn ruby_waker(&self, ruby: &Ruby) -> Result<Value, Error> {
+        if let Some(waker) = self.waker.get() {
+            return Ok(waker);
+        }
+        let (local, class) = if self.fiber {
+            (FIBER_WAKER_LOCAL, &FIBER_WAKER)
+        } else {
+            (WAKER_LOCAL, &WAKER)
+        };
+        let current = ruby.thread_current();
+        let waker = match current.local_aref::<_, Option<Value>>(local)? {
+            Some(waker) => waker,
+            None => {
+                let waker = ruby.get_inner(class).new_instance(())?;
+                current.local_aset(local, waker)?;
+                waker
+            }
+        };
+        ruby.get_inner(&PARKED).aset(self.id, waker)?;
+        self.waker.set(Some(waker));
+        Ok(waker)
+    }
+
+    /// The compile is over: nobody wakes it any more. Wakes those its end
+    /// woke (a watcher leaving passes the watch to a parked caller).
+    pub fn finish(self, ruby: &Ruby) -> Result<(), Error> {
+        if self.waker.get().is_some() {
+            let _ = ruby.get_inner(&PARKED).delete::<_, Value>(self.id);
+        }
+        wake_queued(ruby)
+    }
+}
+
+/// `timeout` in seconds for Ruby (nil: none).
+fn seconds(ruby: &Ruby, timeout: Option<Duration>) -> Value {
+    match timeout {
+        Some(timeout) => ruby.float_from_f64(timeout.as_secs_f64()).as_value(),
+        None => ruby.qnil().as_value(),
+    }
+}
+
+/// Wakes the parked callers this thread's steps into the host woke (see the
+/// module docs). A pending interrupt of this thread that fires inside a wake
+/// does not cost another caller its wake-up: the wake is tried again, and
+/// the interrupt returned once every caller is woken.
+pub fn wake_queued(ruby: &Ruby) -> Result<(), Error> {
+    let Some(ids) = park::take() else {
+        return Ok(());
+    };
+    let parked = ruby.get_inner(&PARKED);
+    let mut interrupt = None;
+    for id in ids {
+        let Some(waker) = parked.get(id) else {
+            // Its compile ended meanwhile.
+            continue;
+        };
+        // Each failed try consumed one pending interrupt; there are few.
+        for _ in 0..8 {
+            match waker.funcall::<_, _, Value>("wake", ()) {
+                Ok(_) => break,
+                Err(error) => {
+                    interrupt.get_or_insert(error);
+                }
+            }
+        }
+    }
+    interrupt.map_or(Ok(()), Err)
+}
