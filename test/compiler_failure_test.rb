@@ -158,4 +158,23 @@ class CompilerFailureTest < Minitest::Test
     wait_until { compiler_pid(compiler) != pid }
     assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
   end
+
+  # Killed while idle, and compiled on before the host noticed: the request
+  # went to a compiler that was already dying and never read it, so it runs
+  # on a fresh compiler instead of failing with IOError.
+  def test_a_compile_right_after_the_compiler_died_runs_on_a_fresh_one
+    compiler = new_compiler
+    results = Array.new(30) do |i|
+      compiler.compile_string('a { b: c }')
+      Process.kill(:KILL, compiler_pid(compiler))
+      begin
+        compiler.compile_string("after#{i} { v: #{i} }").css
+      rescue IOError => e
+        e
+      end
+    end
+    failed = results.grep(IOError)
+    assert_empty failed, "#{failed.size} of 30 compiles right after a kill failed: #{failed.first&.message}"
+    results.each_with_index { |css, i| assert_equal "after#{i} {\n  v: #{i};\n}", css }
+  end
 end

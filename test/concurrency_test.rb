@@ -243,4 +243,37 @@ class ConcurrencyTest < Minitest::Test
       assert status.success?
     end
   end
+
+  # The context switches of every thread of this process.
+  def context_switches
+    Dir.glob('/proc/self/task/*/status').sum do |status|
+      File.read(status).scan(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)/).flatten.sum(&:to_i)
+    rescue Errno::ENOENT
+      0
+    end
+  end
+
+  # Waiting on a compiler that answers nothing costs a few wake-ups a second
+  # (the watcher's and one parked thread's safety nets), not some per waiter.
+  def test_sixty_four_threads_waiting_on_a_stopped_compiler_cost_few_wake_ups
+    compiler = new_compiler(max_processes: 1)
+    compiler.compile_string('a { b: c }')
+    pid = compiler_pid(compiler)
+    Process.kill(:STOP, pid)
+    threads = Array.new(64) do |i|
+      Thread.new do
+        compiler.compile_string("s#{i} { v: #{i} }").css
+      rescue IOError => e
+        e
+      end
+    end
+    sleep 0.5 # every thread is waiting by now
+    before = context_switches
+    sleep 2
+    per_second = (context_switches - before) / 2.0
+    assert_operator per_second, :<, 60, "#{per_second} context switches a second"
+  ensure
+    Process.kill(:CONT, pid) if pid
+    threads&.each(&:join)
+  end
 end

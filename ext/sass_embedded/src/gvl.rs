@@ -20,7 +20,7 @@
 //! Panics never cross the C boundary: a panic in the GVL-free function is
 //! caught there and handed back to the caller, which resumes it once it holds
 //! the GVL again (the extension's panic guard then turns it into a Ruby
-//! error); a panic in the unblocking function is caught and dropped.
+//! error).
 
 use std::ffi::c_void;
 use std::os::fd::RawFd;
@@ -53,47 +53,34 @@ where
     ptr::null_mut()
 }
 
-extern "C" fn run_unblock<U>(data: *mut c_void)
-where
-    U: Fn(),
-{
-    // SAFETY: `data` is the `&U` that `without_gvl` passed; Ruby calls the
-    // unblocking function only between entering and leaving the blocking
-    // region (it clears it under the thread's interrupt lock before
-    // `rb_thread_call_without_gvl2` returns), so the reference is alive. `U`
-    // is `Sync`, so calling it from Ruby's interrupting thread is sound.
-    let unblock = unsafe { &*data.cast::<U>() };
-    // Unwinding into Ruby's C code would abort; a failed wake-up only means the
-    // waiter wakes at its next message instead.
-    let _ = catch_unwind(AssertUnwindSafe(unblock));
-}
-
-/// Runs `func` without the GVL, on this thread. `unblock` must make `func`
-/// return soon; Ruby calls it (from another thread) to interrupt the wait.
+/// Runs `func` without the GVL, on this thread, with no unblocking
+/// function: for short, bounded work that never touches Ruby (starting a
+/// compiler, reaping one), which nothing needs to interrupt. (Without an
+/// unblocking function Ruby starts no helper thread either, which it does
+/// for one on the main thread of a single-threaded program.)
 ///
 /// Returns `None` if `func` did not run because an interrupt was already
 /// pending: the caller should [`check_interrupts`] and try again.
-pub fn without_gvl<F, R, U>(func: F, unblock: U) -> Option<Outcome<R>>
+pub fn without_gvl<F, R>(func: F) -> Option<Outcome<R>>
 where
     F: FnOnce() -> R,
-    U: Fn() + Sync,
 {
     let mut call = Call {
         func: Some(func),
         outcome: None,
     };
-    // SAFETY: both callbacks are `extern "C"` functions that never unwind
-    // (they catch panics) and whose data pointers outlive this call, as
-    // argued at each of them. `rb_thread_call_without_gvl2` is called with the
-    // GVL held: every caller is a Ruby method running on a Ruby thread. It
-    // does not run pending interrupts itself (unlike the non-2 variant), so it
-    // never longjmps over this Rust frame.
+    // SAFETY: `run_call` is an `extern "C"` function that never unwinds (it
+    // catches panics) and whose data pointer outlives this call, as argued
+    // there. `rb_thread_call_without_gvl2` is called with the GVL held: every
+    // caller is a Ruby method running on a Ruby thread. It does not run
+    // pending interrupts itself (unlike the non-2 variant), so it never
+    // longjmps over this Rust frame.
     unsafe {
         rb_sys::rb_thread_call_without_gvl2(
             Some(run_call::<F, R>),
             ptr::addr_of_mut!(call).cast(),
-            Some(run_unblock::<U>),
-            ptr::addr_of!(unblock).cast_mut().cast(),
+            None,
+            ptr::null_mut(),
         );
     }
     call.outcome

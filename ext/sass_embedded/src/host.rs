@@ -141,7 +141,7 @@ impl RubyHost {
     fn close(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
         guard(ruby, || {
             let host = rb_self.owned(ruby)?;
-            match gvl::without_gvl(|| host.close(), || {}) {
+            match gvl::without_gvl(|| host.close()) {
                 Some(Ok(())) => Ok(()),
                 Some(Err(panic)) => std::panic::resume_unwind(panic),
                 // An interrupt was pending: close without releasing the GVL.

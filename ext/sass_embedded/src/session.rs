@@ -110,7 +110,7 @@ fn wait(ruby: &Ruby, waitable: &mut impl Waitable, waiting: &Waiting) -> Result<
 fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
     let mut func = Some(func);
     loop {
-        match gvl::without_gvl(|| func.take().map(|func| func()), || {}) {
+        match gvl::without_gvl(|| func.take().map(|func| func())) {
             Some(Ok(Some(result))) => return Ok(result),
             Some(Ok(None)) => unreachable!("the function is taken only when it runs"),
             Some(Err(panic)) => std::panic::resume_unwind(panic),

@@ -775,19 +775,31 @@ async fn background_reader(connection: Weak<Connection>) {
 }
 
 /// Fails and kills a compiler that has not answered the version handshake
-/// within `timeout`.
+/// within `timeout`. Looks more and more rarely, and ends as soon as the
+/// handshake is done (a compiler answers in milliseconds), so that a task
+/// outlives its compiler by little however often compilers restart.
 async fn startup_watch(connection: Weak<Connection>, timeout: Duration) {
     let Some(executor) = connection.upgrade().map(|c| c.executor.clone()) else {
         return;
     };
-    executor.sleep(timeout).await;
-    let Some(connection) = connection.upgrade() else {
-        return;
+    let deadline = std::time::Instant::now() + timeout;
+    let mut step = Duration::from_millis(5);
+    let connection = loop {
+        let Some(connection) = connection.upgrade() else {
+            return;
+        };
+        let dispatcher = &connection.dispatcher;
+        if dispatcher.handshake_done() || dispatcher.failure().is_some() {
+            return;
+        }
+        let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+            break connection;
+        };
+        drop(connection);
+        executor.sleep(step.min(left)).await;
+        step = (step * 2).min(Duration::from_millis(500));
     };
     let (dispatcher, process) = (&connection.dispatcher, &connection.process);
-    if dispatcher.handshake_done() || dispatcher.failure().is_some() {
-        return;
-    }
     // Fail before killing, so that this, not the end of its output that the
     // kill causes, is what callers are told.
     dispatcher.fail(HostError::Protocol {

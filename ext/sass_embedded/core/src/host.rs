@@ -468,6 +468,12 @@ impl Host {
         Err(refused.expect("two attempts were made"))
     }
 
+    /// How many background tasks the host's executor keeps alive (a few
+    /// per running compiler), for tests and diagnostics.
+    pub fn background_tasks(&self) -> usize {
+        self.pool.executor.live_tasks()
+    }
+
     /// The process ids of the running compilers, first started first.
     pub fn compiler_pids(&self) -> Vec<u32> {
         self.pool

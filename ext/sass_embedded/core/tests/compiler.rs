@@ -310,6 +310,48 @@ in_every_setup! {
     }
 }
 
+in_every_setup! {
+    a_killed_compiler_leaves_no_task_or_descriptor_behind(setup) {
+        let host = host_in(setup);
+        let tiny = || {
+            let mut compilation = host
+                .compile(&request("a { b: c }", &[]), false, &Waker::native())
+                .unwrap();
+            assert_eq!(css(finish(&mut compilation)), "a {\n  b: c;\n}");
+        };
+        let descriptors = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        tiny();
+        let (tasks, fds) = (host.background_tasks(), descriptors());
+        for _ in 0..20 {
+            let pid = host.compiler_pid().expect("a running compiler");
+            std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap();
+            let started = Instant::now();
+            while host.compiler_pid() == Some(pid) {
+                assert!(started.elapsed() < PATIENCE, "the killed compiler was never noticed");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            tiny();
+        }
+        // Each restart's tasks end, and its descriptors close, soon after its
+        // compiler is gone (the tests of this process run in parallel, so
+        // the descriptors are compared with some room).
+        let started = Instant::now();
+        while host.background_tasks() > tasks {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{} tasks alive, {tasks} before 20 restarts",
+                host.background_tasks()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(descriptors() < fds + 20, "{} descriptors, {fds} before", descriptors());
+        host.close();
+    }
+}
+
 #[test]
 fn a_missing_compiler_is_a_spawn_error() {
     let host = Host::new(HostConfig::new(CompilerCommand::new("/nonexistent/sass"))).unwrap();

@@ -27,6 +27,7 @@ use std::future::Future;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -66,6 +67,47 @@ pub trait Executor: Send + Sync + fmt::Debug {
     /// Stops the executor without waiting for it: unfinished tasks are
     /// dropped. Never called in a forked child (the thread is the parent's).
     fn shutdown(&self);
+    /// How many spawned tasks are alive (not finished, not dropped): what
+    /// the host's background work keeps, for tests and diagnostics.
+    fn live_tasks(&self) -> usize;
+}
+
+/// Counts the live tasks of one executor (see [`Executor::live_tasks`]).
+#[derive(Debug, Default)]
+pub(crate) struct TaskCount(Arc<AtomicUsize>);
+
+impl TaskCount {
+    /// `task`, counted from now until it finishes or is dropped.
+    pub(crate) fn count(&self, task: Task) -> Task {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Box::pin(Counted {
+            task,
+            live: self.0.clone(),
+        })
+    }
+
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+struct Counted {
+    task: Task,
+    live: Arc<AtomicUsize>,
+}
+
+impl Future for Counted {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.task.as_mut().poll(cx)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Which [`Executor`] a host runs on.
@@ -167,7 +209,6 @@ pub fn run_on<R: Send + 'static>(
 mod tests {
     use super::*;
     use crate::wait::Bell;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
     /// Runs `check` against every executor this build offers.
@@ -221,6 +262,27 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(10));
                 bell.ring();
                 assert_eq!(receiver.recv_timeout(Duration::from_secs(10)), Ok(round));
+            }
+        });
+    }
+
+    #[test]
+    fn live_tasks_are_counted_until_they_finish() {
+        each_executor(|executor| {
+            let (sender, receiver) = std::sync::mpsc::channel::<()>();
+            let gate = Arc::new(Signal::default());
+            let waiting = gate.clone();
+            executor.spawn(Box::pin(async move {
+                waiting.wait().await;
+                let _ = sender.send(());
+            }));
+            assert_eq!(executor.live_tasks(), 1);
+            gate.notify();
+            receiver.recv_timeout(Duration::from_secs(10)).unwrap();
+            let started = Instant::now();
+            while executor.live_tasks() > 0 {
+                assert!(started.elapsed() < Duration::from_secs(10));
+                std::thread::sleep(Duration::from_millis(1));
             }
         });
     }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use super::{Executor, Interest, Sleep, Task, Watch};
+use super::{Executor, Interest, Sleep, Task, TaskCount, Watch};
 use crate::wait::Bell;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -62,6 +62,7 @@ struct Shared {
 #[derive(Debug)]
 pub struct ThreadExecutor {
     shared: Arc<Shared>,
+    tasks: TaskCount,
 }
 
 impl std::fmt::Debug for Shared {
@@ -86,7 +87,10 @@ impl ThreadExecutor {
             // Deeply nested values decode recursively.
             .stack_size(8 << 20)
             .spawn(move || run.run())?;
-        Ok(Self { shared })
+        Ok(Self {
+            shared,
+            tasks: TaskCount::default(),
+        })
     }
 }
 
@@ -172,7 +176,7 @@ impl Shared {
 impl Executor for ThreadExecutor {
     fn spawn(&self, task: Task) {
         let cell = Arc::new(TaskCell {
-            future: Mutex::new(Some(task)),
+            future: Mutex::new(Some(self.tasks.count(task))),
             queued: AtomicBool::new(false),
             shared: Arc::downgrade(&self.shared),
         });
@@ -205,6 +209,10 @@ impl Executor for ThreadExecutor {
     fn shutdown(&self) {
         self.shared.stopped.store(true, Ordering::Release);
         self.shared.notify.ring();
+    }
+
+    fn live_tasks(&self) -> usize {
+        self.tasks.get()
     }
 }
 

@@ -13,7 +13,7 @@ use tokio::io::Interest as TokioInterest;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use super::{Executor, Interest, Sleep, Task, Watch};
+use super::{Executor, Interest, Sleep, Task, TaskCount, Watch};
 use crate::fork::ForkLocal;
 
 /// The executor's handle on its runtime, and how to stop it; `None` once
@@ -24,6 +24,7 @@ use crate::fork::ForkLocal;
 #[derive(Debug)]
 pub struct TokioExecutor {
     runtime: ForkLocal<Mutex<Option<Running>>>,
+    tasks: TaskCount,
 }
 
 /// A running runtime: its handle, and the sender that stops it.
@@ -50,6 +51,7 @@ impl TokioExecutor {
             })?;
         Ok(Self {
             runtime: ForkLocal::new(Mutex::new(Some((handle, stop)))),
+            tasks: TaskCount::default(),
         })
     }
 
@@ -64,8 +66,12 @@ impl Executor for TokioExecutor {
     fn spawn(&self, task: Task) {
         // After the executor stopped, a task is dropped unrun.
         if let Some(handle) = self.handle() {
-            handle.spawn(task);
+            handle.spawn(self.tasks.count(task));
         }
+    }
+
+    fn live_tasks(&self) -> usize {
+        self.tasks.get()
     }
 
     fn sleep(&self, duration: Duration) -> Sleep {
