@@ -29,9 +29,15 @@ module SassEmbeddedRubies
   # builds it for that Ruby: 3.1 (the machine's, from bin/setup) and 3.3
   # (trixie's async 1.30, as bookworm's); sid's async 2 needs an io-event
   # built for 3.3 only, so 3.4 runs them under TestScheduler alone.
-  Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, keyword_init: true) do
+  # A root with +private_build+ keeps the extension it builds (lib/sass/<minor>,
+  # cargo's target/ruby-<minor>, tmp/ext-<minor>) in directories of its own,
+  # mounted over the checkout's for its runs only: for a second root of a
+  # minor another root already builds.
+  Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, keyword_init: true) do
     def executable = "/usr/bin/ruby#{minor}"
     def root_name = "#{suite}-ruby#{minor}"
+    def name = label || minor
+    def private_paths = private_build ? ["lib/sass/#{minor}", "target/ruby-#{minor}", "tmp/ext-#{minor}"] : []
   end
 
   RUBIES = [
@@ -39,6 +45,12 @@ module SassEmbeddedRubies
     Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async]),
     Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev])
   ].freeze
+
+  # rake test:async2: the fiber tests under the async gem's version 2 (what
+  # Falcon runs), which Debian sid builds for its Ruby 3.3 (bookworm's and
+  # trixie's async is 1.30).
+  ASYNC2 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async],
+                    label: '3.3 with async 2 (sid)', private_build: true)
 
   module_function
 
@@ -110,8 +122,9 @@ module SassEmbeddedRubies
       root_state = Roots.ensure_root(ruby, lock)
       root_seconds = clock - started
       started = clock
+      private = ruby.private_paths.flat_map { |path| ['--private', path] }
       command = ['unshare', '--mount', '--propagation', 'private', '--', RbConfig.ruby, ENTER,
-                 Roots.path(ruby), CHECKOUT, ENV.fetch('SASS_RUBIES_TIMEOUT', '1800'), '--',
+                 Roots.path(ruby), CHECKOUT, ENV.fetch('SASS_RUBIES_TIMEOUT', '1800'), *private, '--',
                  '/bin/sh', '-c', "RUBY=#{ruby.executable}; #{script}"]
       status, output = stream(environment, command)
       Run.new(status:, output:, root_state:, root_seconds:, seconds: clock - started)

@@ -4,7 +4,12 @@
 # the checkout and cargo's caches bind-mounted at their own absolute paths:
 #
 #   unshare --mount --propagation private -- \
-#     ruby tasks/rubies/enter.rb ROOT CHECKOUT TIMEOUT -- COMMAND...
+#     ruby tasks/rubies/enter.rb ROOT CHECKOUT TIMEOUT [--private PATH]... -- COMMAND...
+#
+# Each --private PATH (relative to the checkout) is replaced, for this run,
+# by a directory of the root's own (under /var/lib/sass-embedded-private in
+# the root), so that builds of two roots of one Ruby minor do not overwrite
+# each other.
 #
 # tasks/rubies.rb starts it in a mount namespace of its own (unshare), so
 # every mount made here is private to this run: the machine's namespace never
@@ -14,9 +19,12 @@
 # process group have ended, whatever happened. The command runs under
 # `timeout` (TIMEOUT seconds), as root, with a clean environment.
 
-root, checkout, limit, separator, *command = ARGV
+root, checkout, limit, *rest = ARGV
+private_paths = []
+private_paths << rest.shift(2).last while rest.first == '--private' && rest.size > 2
+separator, *command = rest
 unless separator == '--' && !command.empty? && File.directory?(root) && File.directory?(checkout)
-  abort "usage: #{$PROGRAM_NAME} ROOT CHECKOUT TIMEOUT -- COMMAND..."
+  abort "usage: #{$PROGRAM_NAME} ROOT CHECKOUT TIMEOUT [--private PATH]... -- COMMAND..."
 end
 
 cargo_home = ENV.fetch('CARGO_HOME', File.join(Dir.home, '.cargo'))
@@ -48,6 +56,11 @@ begin
   mount.call('-t', 'tmpfs', '-o', 'mode=1777', 'tmpfs', File.join(root, 'tmp'))
   [checkout, cargo_home, rustup_home].uniq.each do |path|
     mount.call('--bind', path, File.join(root, path))
+  end
+  private_paths.each do |path|
+    own = File.join(root, 'var', 'lib', 'sass-embedded-private', path)
+    system('mkdir', '-p', own, File.join(checkout, path), exception: true)
+    mount.call('--bind', own, File.join(root, checkout, path))
   end
 
   script = 'cd "$1" && shift && exec "$@"'

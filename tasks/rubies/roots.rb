@@ -130,7 +130,7 @@ module SassEmbeddedRubies
     # rake rubies:clean
     def clean
       abort 'rake rubies:clean needs root (the roots belong to root)' unless Process.euid.zero?
-      RUBIES.each do |ruby|
+      [*RUBIES, ASYNC2].each do |ruby|
         roots = [path(ruby), "#{path(ruby)}.new"].select { |root| File.exist?(root) }
         next if roots.empty?
 

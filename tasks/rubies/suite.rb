@@ -11,19 +11,21 @@ module SassEmbeddedRubies
       line && %i[runs assertions failures errors skips].zip(line.map { |count| Integer(count) }).to_h
     end
 
-    def call
-      rubies = SassEmbeddedRubies.selected
+    # Runs +tests+ (a TEST pattern, or the whole Ruby suite) under each of
+    # +rubies+.
+    def call(rubies = SassEmbeddedRubies.selected, tests: nil, task: 'test:rubies')
       SassEmbeddedRubies.prepare(rubies)
+      only = tests ? " TEST=#{tests}" : ''
       runs = rubies.map do |ruby|
         where = SassEmbeddedRubies.on_host?(ruby) ? "the machine's own Ruby" : "Debian #{ruby.suite} root"
-        puts "\n== test:rubies: Ruby #{ruby.minor} (#{where})"
-        [ruby, SassEmbeddedRubies.run(ruby, '"$RUBY" -v && exec "$RUBY" -S rake test:ruby')]
+        puts "\n== #{task}: Ruby #{ruby.name} (#{where})"
+        [ruby, SassEmbeddedRubies.run(ruby, "\"$RUBY\" -v && exec \"$RUBY\" -S rake test:ruby#{only}")]
       end
-      summarize(runs)
+      summarize(runs, task)
     end
 
-    def summarize(runs)
-      puts "\n== test:rubies summary"
+    def summarize(runs, task)
+      puts "\n== #{task} summary"
       runs.each do |ruby, run|
         counts = counts(run.output)
         tests = if counts
@@ -32,13 +34,13 @@ module SassEmbeddedRubies
                 else
                   'no test summary'
                 end
-        puts "#{ruby.minor}: #{run.success? ? 'passed' : 'FAILED'} (#{run.status_label}), #{tests}; " \
+        puts "#{ruby.name}: #{run.success? ? 'passed' : 'FAILED'} (#{run.status_label}), #{tests}; " \
              "build + suite #{SassEmbeddedRubies.duration(run.seconds)}, #{run.place}; " \
              "#{run.description || 'ruby -v failed'}"
       end
-      failed = runs.reject { |_, run| run.success? }.map { |ruby, _| ruby.minor }
-      puts "test:rubies: #{runs.size - failed.size} of #{runs.size} Rubies passed"
-      abort "test:rubies failed on Ruby #{failed.join(', ')}" unless failed.empty?
+      failed = runs.reject { |_, run| run.success? }.map { |ruby, _| ruby.name }
+      puts "#{task}: #{runs.size - failed.size} of #{runs.size} Rubies passed"
+      abort "#{task} failed on Ruby #{failed.join(', ')}" unless failed.empty?
     end
   end
 end
