@@ -29,10 +29,8 @@ module SassEmbeddedRubies
   # builds it for that Ruby: 3.1 (the machine's, from bin/setup) and 3.3
   # (trixie's async 1.30, as bookworm's); sid's async 2 needs an io-event
   # built for 3.3 only, so 3.4 runs them under TestScheduler alone.
-  # A root with +private_build+ keeps the extension it builds (lib/sass/<minor>,
-  # cargo's target/ruby-<minor>, tmp/ext-<minor>) in directories of its own,
-  # mounted over the checkout's for its runs only: for a second root of a
-  # minor another root already builds.
+  # A root with +private_build+ keeps its build (lib/sass/<minor>, its cargo
+  # target and tmp dirs) to itself: for a second root of one minor.
   Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, keyword_init: true) do
     def executable = "/usr/bin/ruby#{minor}"
     def root_name = "#{suite}-ruby#{minor}"
@@ -46,9 +44,8 @@ module SassEmbeddedRubies
     Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev])
   ].freeze
 
-  # rake test:async2: the fiber tests under the async gem's version 2 (what
-  # Falcon runs), which Debian sid builds for its Ruby 3.3 (bookworm's and
-  # trixie's async is 1.30).
+  # rake test:async2: the fiber tests under async 2 (Falcon's), which Debian
+  # sid builds for its Ruby 3.3 (bookworm's and trixie's is 1.30).
   ASYNC2 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async],
                     label: '3.3 with async 2 (sid)', private_build: true)
 
