@@ -35,7 +35,7 @@ module SassEmbeddedRubies
     def executable = "/usr/bin/ruby#{minor}"
     def root_name = "#{suite}-ruby#{minor}"
     def name = label || minor
-    def private_paths = private_build ? ["lib/sass/#{minor}", "target/ruby-#{minor}", "tmp/ext-#{minor}"] : []
+    def private_paths = private_build ? %W[lib/sass/#{minor} target/ruby-#{minor} tmp/ext-#{minor}] : []
   end
 
   RUBIES = [
@@ -43,11 +43,6 @@ module SassEmbeddedRubies
     Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async]),
     Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev])
   ].freeze
-
-  # rake test:async2: the fiber tests under async 2 (Falcon's), which Debian
-  # sid builds for its Ruby 3.3 (bookworm's and trixie's is 1.30).
-  ASYNC2 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async],
-                    label: '3.3 with async 2 (sid)', private_build: true)
 
   module_function
 
