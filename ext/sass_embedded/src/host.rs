@@ -217,6 +217,9 @@ impl RubyHost {
         class.define_method("dispatch", method!(RubyHost::dispatch, 0))?;
         class.define_method("executor", method!(RubyHost::executor, 0))?;
         class.define_singleton_method("close_all", function!(RubyHost::close_all, 0))?;
+        // How waiting callers sleep in this build: "epoll" (Linux) or "poll"
+        // (elsewhere, and Linux built with the portable-wait feature).
+        class.const_set("WAIT_MECHANISM", sass_embedded_core::wait::MECHANISM)?;
         // The wrapped class is looked up lazily, under a lock that would
         // deadlock two threads wrapping their first hosts at once (see
         // `conversion::preload`): look it up now.

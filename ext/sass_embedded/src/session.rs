@@ -125,7 +125,7 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
 /// through `session`. Returns a `Sass::CompileResult` or a
 /// `Sass::CompileError` (for the Ruby layer to raise).
 pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
-    let waiting = Waiting::new();
+    let waiting = Waiting::new(ruby)?;
     let result = run(ruby, host, request, session, &waiting);
     // Also when the compile was interrupted: its end may have woken others.
     let finished = waiting.finish(ruby);
@@ -352,7 +352,7 @@ fn call_function(
 /// Asks the compiler for its version: `[protocol_version, compiler_version,
 /// implementation_version, implementation_name]`.
 pub fn version(ruby: &Ruby, host: &Host) -> Result<RArray, Error> {
-    let waiting = Waiting::new();
+    let waiting = Waiting::new(ruby)?;
     let result = ask_version(ruby, host, &waiting);
     let finished = waiting.finish(ruby);
     let result = result?;

@@ -18,7 +18,6 @@
 //! `Thread#kill`, `Timeout` and a fiber's timeout or stop reach a waiting
 //! compile at once, as an ordinary error returned through Rust.
 
-use std::cell::Cell;
 use std::time::Duration;
 
 use magnus::{prelude::*, value::Lazy, Error, RClass, RHash, Ruby, Value};
@@ -63,23 +62,26 @@ pub fn preload(ruby: &Ruby) {
 }
 
 /// One caller's way of waiting: its wake id, whether it is a fiber under a
-/// scheduler, and its Waker once it needed one.
+/// scheduler, and its Waker.
 pub struct Waiting {
     id: u64,
     fiber: bool,
     /// Registered in PARKED under `id` (kept on this stack frame, where the
     /// garbage collector sees it).
-    waker: Cell<Option<Value>>,
+    waker: Value,
 }
 
 impl Waiting {
-    /// How the calling thread or fiber waits.
-    pub fn new() -> Self {
-        Self {
-            id: park::next_id(),
-            fiber: gvl::in_scheduled_fiber(),
-            waker: Cell::new(None),
-        }
+    /// How the calling thread or fiber waits. Its Waker is registered at
+    /// once, before anything can queue a wake for it: registered only once
+    /// it parks, a wake queued between the host's decision that it parks and
+    /// the registration (another thread may run in between) would find no
+    /// Waker, and the caller would sleep on.
+    pub fn new(ruby: &Ruby) -> Result<Self, Error> {
+        let id = park::next_id();
+        let fiber = gvl::in_scheduled_fiber();
+        let waker = registered_waker(ruby, id, fiber)?;
+        Ok(Self { id, fiber, waker })
     }
 
     /// The core's handle for waking it.
@@ -100,53 +102,47 @@ impl Waiting {
             }
             Wait::Fds(fds, timeout) => {
                 let fds = ruby.ary_from_iter(fds.as_slice().iter().copied());
-                self.ruby_waker(ruby)?
+                self.waker
                     .funcall::<_, _, Value>("watch", (fds, seconds(ruby, timeout)))
                     .map(|_| ())
             }
             Wait::Park(timeout) => {
                 // A fiber parks without a timeout (see `Waker::Fiber`).
                 let timeout = if self.fiber { None } else { timeout };
-                self.ruby_waker(ruby)?
+                self.waker
                     .funcall::<_, _, Value>("park", (seconds(ruby, timeout),))
                     .map(|_| ())
             }
         }
     }
 
-    /// The caller's Waker, registered under its id from the first time it
-    /// needs one until [`finish`](Self::finish).
-    fn ruby_waker(&self, ruby: &Ruby) -> Result<Value, Error> {
-        if let Some(waker) = self.waker.get() {
-            return Ok(waker);
-        }
-        let (local, class) = if self.fiber {
-            (FIBER_WAKER_LOCAL, &FIBER_WAKER)
-        } else {
-            (WAKER_LOCAL, &WAKER)
-        };
-        let current = ruby.thread_current();
-        let waker = match current.local_aref::<_, Option<Value>>(local)? {
-            Some(waker) => waker,
-            None => {
-                let waker = ruby.get_inner(class).new_instance(())?;
-                current.local_aset(local, waker)?;
-                waker
-            }
-        };
-        ruby.get_inner(&PARKED).aset(self.id, waker)?;
-        self.waker.set(Some(waker));
-        Ok(waker)
-    }
-
     /// The compile is over: nobody wakes it any more. Wakes those its end
     /// woke (a watcher leaving passes the watch to a parked caller).
     pub fn finish(self, ruby: &Ruby) -> Result<(), Error> {
-        if self.waker.get().is_some() {
-            let _ = ruby.get_inner(&PARKED).delete::<_, Value>(self.id);
-        }
+        let _ = ruby.get_inner(&PARKED).delete::<_, Value>(self.id);
         wake_queued(ruby)
     }
+}
+
+/// The calling thread's Waker (or fiber's FiberWaker), made once and kept in
+/// a fiber-local, registered in PARKED under `id`.
+fn registered_waker(ruby: &Ruby, id: u64, fiber: bool) -> Result<Value, Error> {
+    let (local, class) = if fiber {
+        (FIBER_WAKER_LOCAL, &FIBER_WAKER)
+    } else {
+        (WAKER_LOCAL, &WAKER)
+    };
+    let current = ruby.thread_current();
+    let waker = match current.local_aref::<_, Option<Value>>(local)? {
+        Some(waker) => waker,
+        None => {
+            let waker = ruby.get_inner(class).new_instance(())?;
+            current.local_aset(local, waker)?;
+            waker
+        }
+    };
+    ruby.get_inner(&PARKED).aset(id, waker)?;
+    Ok(waker)
 }
 
 /// `timeout` in seconds for Ruby (nil: none).
