@@ -99,20 +99,27 @@ module FiberSchedulerCases
   # io_wait (async 1.x swallows its own TimeoutError there).
   ENDLESS = '$i: 0; @while true { $i: $i + 1; } a { b: $i }'
 
-  def test_a_timeout_ends_an_endless_compile_with_the_timeout_error
-    compiler = new_compiler
-    compiler.compile_string('a { b: c }')
+  # Compiles +source+ in a fiber under a +seconds+ timeout: the error it
+  # ended with and after how long.
+  def compile_with_timeout(compiler, seconds, source)
     error = elapsed = nil
     reactor do
       task = spawn do
         started = monotonic_now
-        with_timeout(1) { compiler.compile_string(ENDLESS) }
+        with_timeout(seconds) { compiler.compile_string(source) }
       rescue timeout_error => e
         elapsed = elapsed_since(started)
         [e]
       end
       error, = task.value
     end
+    [error, elapsed]
+  end
+
+  def test_a_timeout_ends_an_endless_compile_with_the_timeout_error
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    error, elapsed = compile_with_timeout(compiler, 1, ENDLESS)
     assert_kind_of timeout_error, error
     assert_in_delta 1.0, elapsed, 0.5
     # The compiler cannot cancel the endless compilation; other compiles still run.
@@ -122,17 +129,7 @@ module FiberSchedulerCases
   def test_a_short_timeout_ends_a_longer_compile_when_it_fires
     compiler = new_compiler
     compiler.compile_string('a { b: c }')
-    error = elapsed = nil
-    reactor do
-      task = spawn do
-        started = monotonic_now
-        with_timeout(0.1) { compiler.compile_string(SLOW) }
-      rescue timeout_error => e
-        elapsed = elapsed_since(started)
-        [e]
-      end
-      error, = task.value
-    end
+    error, elapsed = compile_with_timeout(compiler, 0.1, SLOW)
     assert_kind_of timeout_error, error
     assert_operator elapsed, :<, 0.4
   end

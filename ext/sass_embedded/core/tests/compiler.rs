@@ -120,6 +120,19 @@ fn finish(compilation: &mut sass_embedded_core::Compilation) -> CompileResponse 
     }
 }
 
+/// Sends `signal` (`-9`, `-STOP`, ...) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+/// Kills the process `pid` with SIGKILL.
+fn kill(pid: u32) {
+    signal(pid, "-9");
+}
+
 fn unquoted(text: &str) -> Value {
     Value {
         value: Some(value::Value::String(value::String {
@@ -289,10 +302,7 @@ in_every_setup! {
             panic!("expected a function call");
         };
         let pid = host.compiler_pid().expect("a running compiler");
-        std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap();
+        kill(pid);
 
         let started = Instant::now();
         match next(&mut waiting) {
@@ -324,10 +334,7 @@ in_every_setup! {
         let (tasks, fds) = (host.background_tasks(), descriptors());
         for _ in 0..20 {
             let pid = host.compiler_pid().expect("a running compiler");
-            std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status()
-                .unwrap();
+            kill(pid);
             let started = Instant::now();
             while host.compiler_pid() == Some(pid) {
                 assert!(started.elapsed() < PATIENCE, "the killed compiler was never noticed");
@@ -481,10 +488,7 @@ in_every_setup! {
     assert_eq!(css(finish(&mut first)), "a {\n  b: c;\n}");
     drop(first);
     let pid = host.compiler_pid().unwrap();
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+    kill(pid);
     // Nobody reads a compiler between compiles: the end of its stderr tells
     // the host it died.
     let deadline = Instant::now() + PATIENCE;
@@ -621,10 +625,7 @@ fn a_stopped_compiler_does_not_block_writers() {
         .unwrap();
     finish(&mut warm);
     let pid = host.compiler_pid().unwrap();
-    std::process::Command::new("kill")
-        .args(["-STOP", &pid.to_string()])
-        .status()
-        .unwrap();
+    signal(pid, "-STOP");
     let big = format!("a {{ b: '{}' }}", "x".repeat(4 << 20));
     let started = Instant::now();
     let mut compilation = host
@@ -637,10 +638,7 @@ fn a_stopped_compiler_does_not_block_writers() {
     assert!(compilation
         .recv_timeout(Duration::from_millis(200))
         .is_none());
-    std::process::Command::new("kill")
-        .args(["-CONT", &pid.to_string()])
-        .status()
-        .unwrap();
+    signal(pid, "-CONT");
     let response = finish(&mut compilation);
     assert!(css(response).len() > 4 << 20);
     host.close();
