@@ -370,9 +370,10 @@ impl Compilation {
         if self.turn.as_ref().is_some_and(|turn| !turn.sent) {
             return Ok(());
         }
-        if let Err(error) = self.send_request() {
-            self.unregister();
-            return Err(error);
+        if self.send_request().is_err() {
+            // The new compiler died at once: the end of its output tells
+            // this compilation how (it is not run a third time).
+            self.inbox.connection.arm_background_reader();
         }
         Ok(())
     }
