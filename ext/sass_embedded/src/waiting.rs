@@ -24,22 +24,13 @@ use magnus::{prelude::*, value::Lazy, Error, RClass, RHash, Ruby, Value};
 use sass_embedded_core::wait::park;
 use sass_embedded_core::{Wait, Waker};
 
+use crate::conversion::sass_class;
 use crate::gvl;
 
-/// A class of `Sass::Embedded`, which lib/sass/embedded.rb defines before it
-/// loads the extension.
-fn embedded_class(ruby: &Ruby, name: &str) -> RClass {
-    ruby.class_object()
-        .const_get::<_, magnus::RModule>("Sass")
-        .and_then(|sass| sass.const_get::<_, magnus::RModule>("Embedded"))
-        .and_then(|embedded| embedded.const_get(name))
-        .unwrap_or_else(|_| panic!("lib/sass/embedded.rb defines Sass::Embedded::{name}"))
-}
-
 /// `Sass::Embedded::Waker`: how a thread parks.
-static WAKER: Lazy<RClass> = Lazy::new(|ruby| embedded_class(ruby, "Waker"));
+static WAKER: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Embedded::Waker"));
 /// `Sass::Embedded::FiberWaker`: how a fiber under a scheduler parks.
-static FIBER_WAKER: Lazy<RClass> = Lazy::new(|ruby| embedded_class(ruby, "FiberWaker"));
+static FIBER_WAKER: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Embedded::FiberWaker"));
 
 /// `Sass::Embedded::Waker::PARKED`: wake id => Waker.
 static PARKED: Lazy<RHash> = Lazy::new(|ruby| {
