@@ -5,13 +5,45 @@
 # this when it installs the source gem; in a checkout, `rake compile` does.
 # Platform gems carry both prebuilt and never run it.
 
-require 'mkmf'
 require 'rbconfig'
+
+# What a source build needs, and what to do when it is missing.
+module SassEmbeddedBuild
+  # Where the host cannot run, installing stops here with one sentence that
+  # names the platform and what works instead: before mkmf (which raises on
+  # JRuby), cargo or bindgen could fail with an error of their own.
+  module Support
+    module_function
+
+    # @return [String, nil] why this Ruby cannot have the gem, or nil
+    def refusal(engine: RUBY_ENGINE, host_os: RbConfig::CONFIG['host_os'])
+      case engine
+      when 'jruby'
+        'sass-embedded does not support JRuby: its host is a CRuby native extension, which the JVM cannot load; ' \
+        'use CRuby 3.1 or newer.'
+      when 'truffleruby'
+        "sass-embedded does not support TruffleRuby: its host is built for CRuby's C API and process model; " \
+        'use CRuby 3.1 or newer.'
+      else
+        return unless host_os.match?(/mswin|mingw|cygwin/)
+
+        "sass-embedded does not support Windows (#{host_os}): its host is built on Unix pipes and signals; " \
+          'use it under WSL 2, where the Linux gem works.'
+      end
+    end
+  end
+end
+
+if (refusal = SassEmbeddedBuild::Support.refusal)
+  warn refusal
+  exit 1
+end
+
+require 'mkmf'
 require 'shellwords'
 require_relative 'compiler_package'
 require_relative '../../lib/sass/embedded/version'
 
-# What a source build needs, and what to do when it is missing.
 module SassEmbeddedBuild
   # Checks for cargo and libclang (bindgen, run by rb-sys on Ruby's headers,
   # loads it) before anything is built, so a missing tool fails in a second
