@@ -13,7 +13,9 @@ Gem::Specification.new do |spec|
   spec.homepage      = 'https://github.com/sass-embedded/sass-embedded'
   spec.metadata      = { 'rubygems_mfa_required' => 'true' }
 
-  spec.required_ruby_version = ['>= 3.1', '< 3.5'] # tested: 3.1, 3.3, 3.4 (README, "Rubies")
+  # Every Ruby from 3.1 up, as source gems do (README, "Supported platforms");
+  # platform gems claim exactly the minors they carry.
+  spec.required_ruby_version = '>= 3.1'
 
   # The source gem: installing it builds the extension with cargo and fetches
   # this platform's compiler (verified against compiler_integrity.json), so it

@@ -101,4 +101,15 @@ class PlatformGemTest < Minitest::Test
     assert_equal Gem::Platform::RUBY, source.platform
     assert_equal ['ext/sass_embedded/extconf.rb'], source.extensions
   end
+
+  # The source gem builds for whatever Ruby installs it, so it claims every
+  # Ruby from 3.1 up (Ruby 4.0 included), as a platform gem never does.
+  def test_the_source_gem_accepts_every_ruby_from_3_1_up
+    source = GEM.load_gemspec(ROOT)
+    %w[3.1.0 3.2.0 3.3.6 3.4.1 4.0.0 4.0.1 4.1.0.preview1 5.0.0].each do |version|
+      assert source.required_ruby_version.satisfied_by?(Gem::Version.new(version)), version
+    end
+    refute source.required_ruby_version.satisfied_by?(Gem::Version.new('3.0.7'))
+    refute requirement(%w[3.3 3.4]).satisfied_by?(Gem::Version.new('4.0.0'))
+  end
 end
