@@ -268,7 +268,8 @@ module Sass
           Compiler.close_all_at_exit
           command = Embedded.const_get(:CompilerCommand)
           @host = Embedded.const_get(:Host).new(command.resolve,
-                                                @options.merge(startup_timeout: command.startup_timeout))
+                                                @options.merge(startup_timeout: command.startup_timeout,
+                                                               directory: command::WORKING_DIRECTORY))
         end
         @host
       end

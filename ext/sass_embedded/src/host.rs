@@ -32,7 +32,8 @@ pub struct RubyHost(Host);
 
 impl RubyHost {
     /// `Host.new(command, options)`: `command` is the compiler's program and
-    /// the arguments before `--embedded`; `options` may hold `idle_timeout`
+    /// the arguments before `--embedded`; `options` may hold `directory`
+    /// (where the compiler runs, `/` by default), `idle_timeout`
     /// (seconds: close the first compiler after that long unused),
     /// `max_processes` (the limit on compilers for top-level compiles),
     /// `startup_timeout` (seconds a compiler may take to answer at start),
@@ -50,6 +51,9 @@ impl RubyHost {
                 command.args.push(arg?.into());
             }
             let option = |name: &str| options.get(ruby.sym_new(name)).filter(|v| !v.is_nil());
+            if let Some(directory) = option("directory") {
+                command.directory = crate::conversion::rust_string(directory)?.into();
+            }
 
             let mut config = HostConfig::new(command);
             config.idle_timeout = seconds(ruby, "idle_timeout", option("idle_timeout"))?;

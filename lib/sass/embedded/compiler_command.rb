@@ -8,6 +8,12 @@ module Sass
       # Where the gem installs the compiler.
       DIRECTORY = File.expand_path('dart-sass', __dir__)
 
+      # Where the compiler runs: a directory of the gem's own, as the
+      # established gem's compiler runs in one. Dart Sass prints a file
+      # relative to its working directory when that is shorter; no user file
+      # lives under this one, so every path in a message stays absolute.
+      WORKING_DIRECTORY = __dir__
+
       # The environment variable that overrides the compiler.
       ENV_NAME = 'SASS_EMBEDDED_COMPILER'
 

@@ -1,8 +1,12 @@
 //! The compiler child process: how it is started, how its stderr is kept, and
 //! how its end is described.
 //!
-//! The compiler runs with `/` as its working directory (a directory that
-//! cannot vanish under it, unlike the caller's), in a process group of its own
+//! The compiler runs in the directory its command names (the Ruby layer
+//! gives a directory of the gem's own, as the established gem does: Dart
+//! Sass prints a file relative to its working directory when that is
+//! shorter, so in a directory no user file lives under, every path it prints
+//! stays absolute), or in `/` if that directory is gone; never in the
+//! caller's, which may vanish under it. It runs in a process group of its own
 //! (so Ctrl-C in a terminal interrupts the Ruby program, which then decides,
 //! instead of killing the compiler under compilations that are still
 //! running), with all three standard streams piped. Its stdin and stdout carry
@@ -18,7 +22,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,14 +39,26 @@ pub struct CompilerCommand {
     pub program: PathBuf,
     /// Arguments given before `--embedded` (for example a Dart snapshot).
     pub args: Vec<OsString>,
+    /// The compiler's working directory (`/` when it does not exist).
+    pub directory: PathBuf,
 }
 
 impl CompilerCommand {
-    /// A command that runs `program` with no extra arguments.
+    /// A command that runs `program` with no extra arguments, in `/`.
     pub fn new(program: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
             args: Vec::new(),
+            directory: PathBuf::from("/"),
+        }
+    }
+
+    /// Where the compiler is started: its directory if that is one, else `/`.
+    fn working_directory(&self) -> &Path {
+        if self.directory.is_dir() {
+            &self.directory
+        } else {
+            Path::new("/")
         }
     }
 }
@@ -72,9 +88,9 @@ pub struct SpawnedCompiler {
 
 /// Starts the compiler in embedded mode.
 pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
-    // The compiler runs in `/`, so a relative path is made absolute against
-    // this process's working directory first (bare names are looked up in
-    // PATH as usual).
+    // The compiler runs elsewhere, so a relative path is made absolute
+    // against this process's working directory first (bare names are looked
+    // up in PATH as usual).
     let program = if command.program.is_relative() && command.program.components().count() > 1 {
         std::env::current_dir()
             .map(|dir| dir.join(&command.program))
@@ -86,7 +102,7 @@ pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
     builder
         .args(&command.args)
         .arg("--embedded")
-        .current_dir("/")
+        .current_dir(command.working_directory())
         .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
