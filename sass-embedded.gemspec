@@ -29,7 +29,6 @@ Gem::Specification.new do |spec|
     'ext/sass_embedded/Cargo.toml',
     'ext/sass_embedded/src/**/*.rs',
     'ext/sass_embedded/core/Cargo.toml',
-    'ext/sass_embedded/core/build.rs',
     'ext/sass_embedded/core/proto/*',
     'ext/sass_embedded/core/src/**/*.rs',
     'exe/*',

@@ -1,10 +1,15 @@
 //! The Embedded Sass Protocol's messages, generated from the vendored
 //! `proto/embedded_sass.proto` (protocol 3.3.0), and the few constants the
 //! protocol defines outside the schema.
+//!
+//! The generated code is committed (`protocol/embedded_sass.rs`), so that a
+//! build (a user's source gem install, an emulated arm64 build) compiles no
+//! protobuf compiler: `tests/protocol_schema.rs` regenerates it with
+//! prost-build and protox and fails if it differs from the schema's.
 
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 mod generated {
-    include!(concat!(env!("OUT_DIR"), "/sass.embedded_protocol.rs"));
+    include!("protocol/embedded_sass.rs");
 }
 
 pub use generated::*;

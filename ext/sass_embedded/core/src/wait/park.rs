@@ -183,6 +183,6 @@ mod tests {
         // Other tests may queue ids of their own meanwhile.
         let taken = take().unwrap_or_default();
         assert!(taken.contains(&a) && taken.contains(&b), "{taken:?}");
-        assert!(take().map_or(true, |ids| !ids.contains(&a)));
+        assert!(take().is_none_or(|ids| !ids.contains(&a)));
     }
 }
