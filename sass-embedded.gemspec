@@ -35,7 +35,8 @@ Gem::Specification.new do |spec|
     'Cargo.toml',
     'Cargo.lock',
     'LICENSE',
-    'README.md'
+    'README.md',
+    'docs/*.md'
   ].select { |file| File.file?(file) }
   spec.bindir        = 'exe'
   spec.executables   = Dir['exe/*'].map { |file| File.basename(file) }
