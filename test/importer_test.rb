@@ -260,12 +260,28 @@ class ImporterTest < Minitest::Test
     assert_equal 16 * 20, importer.load_calls.size
   end
 
+  # What the compiler judges (is it a URL, an absolute one, a file: one) it
+  # reports, in its own words, as the established gem leaves it to; what
+  # only the host can see (the shape of load's answer) the host reports.
   def test_importer_errors_name_the_problem_and_the_host_keeps_serving
     compiler = new_compiler
+    loading = ->(answer) { { canonicalize: ->(url, _) { "m:#{url}" }, load: ->(*) { answer } } }
     cases = {
       'raises' => [{ canonicalize: ->(*) { raise IOError, 'disk on fire' }, load: ->(*) {} }, /disk on fire/],
       'canonicalize returns a number' => [{ canonicalize: ->(*) { 42 }, load: ->(*) {} },
-                                          /canonicalize must return a URL String or nil, got 42/],
+                                          /\AThe importer must return an absolute URL, was "42"\z/],
+      'load returns a Hash as source_map_url' => [
+        loading.call({ contents: '', syntax: :scss, source_map_url: {} }),
+        /\AThe importer must return an absolute URL, was "%7B%7D"\z/
+      ],
+      'load returns a relative source_map_url' => [
+        loading.call({ contents: '', syntax: :scss, source_map_url: 'relative/x.map' }),
+        %r{\AThe importer must return an absolute URL, was "relative/x\.map"\z}
+      ],
+      'load returns Symbol contents' => [loading.call({ contents: :sym, syntax: :scss }),
+                                         /contents returned by load must be a String, got :sym/],
+      'load returns Integer contents' => [loading.call({ contents: 1, syntax: :scss }),
+                                          /contents returned by load must be a String, got 1/],
       'canonicalize returns a relative URL' => [{ canonicalize: ->(*) { 'relative/path' }, load: ->(*) {} },
                                                 /relative|absolute/i],
       'load returns a string' => [{ canonicalize: ->(url, _) { "m:#{url}" }, load: ->(*) { 'a { b: c }' } },
@@ -276,10 +292,14 @@ class ImporterTest < Minitest::Test
       'contents that do not parse' => [{ canonicalize: ->(url, _) { "m:#{url}" },
                                          load: ->(*) { { contents: 'a {', syntax: :scss } } },
                                        /expected/],
-      'find_file_url returns a relative URL' => [{ find_file_url: ->(*) { 'dir/file.scss' } },
-                                                 %r{find_file_url must return a file: URL, got "dir/file\.scss"}],
-      'find_file_url returns an http URL' => [{ find_file_url: ->(*) { 'http://example.com/x.scss' } },
-                                              /find_file_url must return a file: URL/]
+      'find_file_url returns a relative URL' => [
+        { find_file_url: ->(*) { 'dir/file.scss' } },
+        %r{\AThe file importer must return an absolute URL, was "dir/file\.scss"\z}
+      ],
+      'find_file_url returns an http URL' => [
+        { find_file_url: ->(*) { 'http://example.com/x.scss' } },
+        %r{\AThe file importer must return a file: URL, was "http://example\.com/x\.scss"\z}
+      ]
     }
     cases.each do |name, (importer, message)|
       error = assert_raises(Sass::CompileError, name) { compiler.compile_string("@use 'x';", importers: [importer]) }

@@ -19,9 +19,6 @@ class CollectionsTest < Minitest::Test
     assert_equal '/', L.new([N.new(1), N.new(2)], separator: '/').separator
     error = assert_raises(Sass::ScriptError) { L.new([N.new(1), N.new(2)], separator: nil) }
     assert_equal 'A list with more than one element must have an explicit separator', error.message
-    assert_raises(Sass::ScriptError) { L.new([1]) }
-    assert_raises(Sass::ScriptError) { L.new(1) }
-    assert_raises(Sass::ScriptError) { L.new([], separator: ';') }
   end
 
   def test_list_indices
@@ -65,8 +62,6 @@ class CollectionsTest < Minitest::Test
     assert_raises(Sass::ScriptError) { L.new([N.new(1)]).assert_map }
     assert_equal map, M.new({ S.new('b') => N.new(2), S.new('a') => N.new(1) })
     assert_equal map.hash, M.new({ S.new('b') => N.new(2), S.new('a') => N.new(1) }).hash
-    assert_raises(Sass::ScriptError) { M.new({ 'a' => N.new(1) }) }
-    assert_raises(Sass::ScriptError) { M.new([]) }
     assert_nil map['a']
     assert_equal({ S.new('a') => N.new(1), S.new('b') => N.new(2) }, map.to_h)
     assert_predicate map.contents, :frozen?
@@ -78,8 +73,6 @@ class CollectionsTest < Minitest::Test
     assert_equal [N.new(1)], list.to_a
     assert_equal({ size: N.new(2) }, list.keywords)
     assert_equal L.new([N.new(1)], separator: ' '), list
-    assert_raises(Sass::ScriptError) { Sass::Value::ArgumentList.new([], []) }
-    assert_raises(Sass::ScriptError) { Sass::Value::ArgumentList.new([], { a: 1 }) }
   end
 
   def test_booleans_and_null

@@ -137,6 +137,21 @@ class ColorTest < Minitest::Test
     assert_equal 0.3, hwb.alpha
   end
 
+  # CSS Color 4's formulas in their order of operations, as the established
+  # gem computes them: equal inputs give equal floats, to the last bit.
+  def test_legacy_channels_are_the_established_floats
+    hsl = Color.new(hue: 120, saturation: 42, lightness: 42)
+    assert_equal 24.36, hsl.whiteness
+    assert_equal 40.36000000000001, hsl.blackness
+    received = nil
+    Sass.compile_string('a { b: f(hsl(120, 42%, 42%)) }', functions: {
+                          'f($c)' => ->(args) { (received = args[0]) && Sass::Value::Null::NULL }
+                        })
+    assert_equal 24.36, received.whiteness
+    hwb = Color.new(hue: 210, whiteness: 10, blackness: 30)
+    assert_equal [26, 102, 179], [hwb.red, hwb.green, hwb.blue]
+  end
+
   def test_every_space_can_be_constructed
     SPACES.each do |space|
       made = color(space, 0.25, 0.5, 0.125, alpha: 0.75)

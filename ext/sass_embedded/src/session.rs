@@ -346,7 +346,16 @@ fn call_function(
         }
         Err(error) => return Err(Failure::Propagate(error)),
     };
-    value::from_ruby(ruby, returned, context).map_err(conversion_failure)
+    // What the function returned is the function's doing: a value that
+    // cannot be sent fails the call, whether the host refused it or Ruby
+    // raised a `StandardError` while it was read (values check little when
+    // made, as the established gem's, and fail where they are used).
+    value::from_ruby(ruby, returned, context).map_err(|error| match error.error_type() {
+        ErrorType::Exception(_) if error.is_kind_of(ruby.exception_standard_error()) => {
+            Failure::Answer(describe(&error))
+        }
+        _ => conversion_failure(error),
+    })
 }
 
 /// Asks the compiler for its version: `[protocol_version, compiler_version,

@@ -46,7 +46,7 @@ module Sass
         #   +value+
         def clamp(min, value = nil, max = nil)
           if (value.nil? && !unparsed?(min)) || (max.nil? && [min, value].none? { |v| unparsed?(v) })
-            raise Sass::ScriptError, 'Argument must be an unquoted SassString or CalculationInterpolation.'
+            raise Sass::ScriptError, 'Argument must be an unquoted SassString.'
           end
           raise Sass::ScriptError, 'Value must be set when max is set.' if value.nil? && !max.nil?
 

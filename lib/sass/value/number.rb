@@ -30,8 +30,6 @@ module Sass
       # @raise [ScriptError] for a value that is not a real number, or units
       #   that are not a String or Arrays of Strings
       def initialize(value, unit = nil)
-        raise Sass::ScriptError, "invalid value #{value.inspect}" unless value.is_a?(Numeric) && value.real?
-
         numerators, denominators = Units.parse(unit)
         unless numerators.empty? || denominators.empty?
           value, numerators, denominators = Units.simplify(value, numerators, denominators)

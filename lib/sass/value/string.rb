@@ -13,11 +13,10 @@ module Sass
 
       # @param text [::String]
       # @param quoted [Boolean] whether the string is quoted
-      # @raise [ScriptError] if +text+ is not a String
+      # A +text+ that is not a String is kept as it is, as the established gem
+      # keeps it: it fails where it is used.
       def initialize(text = '', quoted: true)
-        raise Sass::ScriptError, "invalid text #{text.inspect}" unless text.respond_to?(:to_str)
-
-        @text = text.to_str.encode(Encoding::UTF_8).freeze
+        @text = text.respond_to?(:to_str) ? text.to_str.encode(Encoding::UTF_8).freeze : text
         @quoted = quoted ? true : false
       end
 

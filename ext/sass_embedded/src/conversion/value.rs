@@ -440,15 +440,12 @@ fn calculation_from_ruby(
     let object = RObject::try_convert(value)?;
     let name = rust_string(object.ivar_get("@name")?)?;
     // The compiler refuses any other name from a host with a protocol error
-    // (which would end it): refuse it here, failing only the function call.
+    // (which would end it): refuse it here, failing only the function call,
+    // in the compiler's own words.
     if !matches!(name.as_str(), "calc" | "min" | "max" | "clamp") {
         return Err(type_error(
             ruby,
-            format!(
-                "{} cannot be sent to the compiler: a host may only send calc(), min(), max() \
-                 and clamp() calculations",
-                value.inspect()
-            ),
+            format!("Value.Calculation.name {name:?} is not a recognized calculation type."),
         ));
     }
     let arguments: RArray = object.ivar_get("@arguments")?;
@@ -529,7 +526,14 @@ fn calculation_value_from_ruby(
 }
 
 fn number_from_ruby(value: Value) -> Result<proto::Value, Error> {
-    let number: f64 = Float::try_convert(value.funcall("value", ())?)?.to_f64();
+    // `value.to_f`, as the established gem sends it: a Number keeps whatever
+    // value it was made with (a String included) until it is used.
+    let number: f64 = Float::try_convert(
+        value
+            .funcall::<_, _, Value>("value", ())?
+            .funcall("to_f", ())?,
+    )?
+    .to_f64();
     Ok(proto::Value::Number(proto::Number {
         value: number,
         numerators: strings_from_ruby(value.funcall("numerator_units", ())?)?,

@@ -73,22 +73,18 @@ module Sass
         def file_import(id, url, from_import, containing_url)
           context = CanonicalizeContext.new(containing_url, from_import)
           result = ImporterRegistry.url_string(invoke(id, :find_file_url, url, context), 'find_file_url')
-          raise "find_file_url must return a file: URL, got #{result.inspect}" if result && !result.start_with?('file:')
-
           [result, !context.containing_url_accessed?]
         end
 
-        # A URL returned by an importer as a String (URI objects welcome).
+        # A URL returned by an importer, as a String: anything but nil is sent
+        # as its +to_s+ (a String, a URI), as the established gem sends it.
+        # Whether it is a URL, an absolute one, a file: one is the compiler's
+        # to judge, and its message is what the user reads ("The importer
+        # must return an absolute URL, was ...").
         def self.url_string(url, method)
           return nil if url.nil?
-          return Request.utf8(url.to_str, "the URL returned by #{method}") if url.respond_to?(:to_str)
 
-          if defined?(URI::Generic) && url.is_a?(URI::Generic)
-            return Request.utf8(url.to_s,
-                                "the URL returned by #{method}")
-          end
-
-          raise TypeError, "#{method} must return a URL String or nil, got #{url.inspect}"
+          Request.utf8(url.respond_to?(:to_str) ? url.to_str : url.to_s, "the URL returned by #{method}")
         end
 
         # The contents, syntax and source map URL of what +load+ returned: a

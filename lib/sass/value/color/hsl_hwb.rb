@@ -4,53 +4,35 @@ module Sass
   module Value
     class Color
       # HSL and HWB to and from gamma-encoded sRGB (channels from 0 to 1),
-      # after CSS Color 4. Hues are in degrees, the other HSL and HWB
+      # with CSS Color 4's formulas, in their order of operations (as the
+      # established gem computes them, so that equal inputs give equal
+      # floats: hsl(120, 42%, 42%) has whiteness 24.36, not
+      # 24.360000000000003). Hues are in degrees, the other HSL and HWB
       # channels in percent.
       module HslHwb
         module_function
 
         # @return [Array<Float>] sRGB of an HSL color
         def hsl_to_srgb(hue, saturation, lightness)
-          hue = (hue / 360) % 1
-          saturation /= 100
-          lightness /= 100
-          high = if lightness <= 0.5
-                   lightness * (saturation + 1)
-                 else
-                   lightness + saturation - (lightness * saturation)
-                 end
-          low = (lightness * 2) - high
-          [hue + (1.0 / 3), hue, hue - (1.0 / 3)].map { |part| hue_to_channel(low, high, part) }
+          hue = (hue % 360) / 30.0
+          saturation /= 100.0
+          lightness /= 100.0
+          chroma = saturation * [lightness, 1 - lightness].min
+          [0, 8, 4].map do |n|
+            k = (n + hue) % 12
+            lightness - (chroma * [-1, [k - 3, 9 - k, 1].min].max)
+          end
         end
 
         # @return [Array<Float>] sRGB of an HWB color
         def hwb_to_srgb(hue, whiteness, blackness)
-          hue = (hue % 360) / 360
-          whiteness /= 100
-          blackness /= 100
+          whiteness /= 100.0
+          blackness /= 100.0
           sum = whiteness + blackness
           return [whiteness / sum] * 3 if sum >= 1
 
           factor = 1 - whiteness - blackness
-          [hue + (1.0 / 3), hue, hue - (1.0 / 3)].map do |part|
-            (hue_to_channel(0.0, 1.0, part) * factor) + whiteness
-          end
-        end
-
-        # One channel of a hue between +low+ and +high+, with +hue+ in turns.
-        # @return [Float]
-        def hue_to_channel(low, high, hue)
-          hue += 1 if hue.negative?
-          hue -= 1 if hue > 1
-          if hue < 1.0 / 6
-            low + ((high - low) * hue * 6)
-          elsif hue < 0.5
-            high
-          elsif hue < 2.0 / 3
-            low + ((high - low) * ((2.0 / 3) - hue) * 6)
-          else
-            low
-          end
+          hsl_to_srgb(hue, 100, 50).map { |channel| (channel * factor) + whiteness }
         end
 
         # @return [Array<Float>] HSL of an sRGB color (a negative saturation,
