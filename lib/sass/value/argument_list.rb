@@ -14,7 +14,7 @@ module Sass
       #   not checked here (as in the established gem)
       def initialize(contents = [], keywords = {}, separator = ',')
         super(contents, separator:)
-        @keywords = keywords.to_h.to_h { |name, value| [name.to_sym, value] }.freeze
+        @keywords = keywords.to_h.transform_keys(&:to_sym).freeze
         @keywords_accessed = false
         @id = 0
         @compilation = nil
