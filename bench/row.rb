@@ -116,5 +116,6 @@ puts JSON.generate(
   host_rss_kb: File.read('/proc/self/status')[/VmHWM:\s+(\d+)/, 1].to_i,
   compiler_rss_kb: compiler_rss,
   # Host RSS at the first and last tenth of the row: flat means no leak.
-  host_rss_first_kb: rss_samples[1] || rss_samples.first, host_rss_last_kb: rss_samples.last
+  host_rss_first_kb: rss_samples[1] || rss_samples.first, host_rss_last_kb: rss_samples.last,
+  wait: Sass::Embedded.const_get(:Host)::WAIT_MECHANISM
 )

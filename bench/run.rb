@@ -8,7 +8,13 @@
 # - thread: the same host with the built-in poll(2) executor (rows compared
 #   side by side in the executor table);
 # - wait_for: the same host with the waitFor-style dispatcher (one compile at
-#   a time under a process-wide lock).
+#   a time under a process-wide lock);
+# - portable: the default host built with the waiting mechanism of macOS and
+#   the BSDs (poll(2) and pipes instead of epoll and eventfd), mounted over
+#   the checkout's build in a mount namespace of the row's own: only when
+#   run as root with that build present (`rake bench` builds it then), in
+#   the rows the executor table compares, and side by side in a table of
+#   its own.
 #
 # Every row runs in a fresh process per dispatcher, so CPU and peak RSS are
 # the row's own. BENCH_SCALE scales the counts (0.1 for a quick run);
@@ -21,6 +27,7 @@
 require 'json'
 require 'fileutils'
 require 'rbconfig'
+require 'shellwords'
 require 'time'
 
 ROOT = File.expand_path('..', __dir__)
@@ -30,8 +37,12 @@ RAW = File.join(ROOT, 'target', 'release', 'sass-embedded-bench-raw')
 COMPILER = File.join(ROOT, 'lib', 'sass', 'embedded', 'dart-sass', 'sass')
 BOOTSTRAP = ENV.fetch('BENCH_BOOTSTRAP', File.join(ROOT, 'bench', 'vendor', 'bootstrap', 'scss', 'bootstrap.scss'))
 MODES = %w[raw multiplexed wait_for].freeze
-# The rows that also run on the built-in executor, for the executor table.
-EXECUTORS = %w[raw multiplexed thread wait_for].freeze
+MINOR = RUBY_VERSION[/\A\d+\.\d+/]
+PORTABLE_LIB = File.join(ROOT, 'tmp', "portable-lib-#{MINOR}")
+PORTABLE = Process.euid.zero? && File.file?(File.join(PORTABLE_LIB, "sass_embedded.#{RbConfig::CONFIG['DLEXT']}"))
+# The rows that also run on the built-in executor (and the portable waiting
+# mechanism), for the executor and waiting tables.
+EXECUTORS = (%w[raw multiplexed thread wait_for] + (PORTABLE ? ['portable'] : [])).freeze
 
 def scaled(count, minimum)
   [(count * SCALE).round, minimum].max
@@ -102,16 +113,23 @@ def arguments(row, mode)
 end
 
 def measure(row, mode)
-  command = if mode == 'raw'
-              [RAW, COMPILER, row[:kind], *arguments(row, mode)]
-            else
-              [RbConfig.ruby, File.join(__dir__, 'row.rb'), mode, row[:kind], *arguments(row, mode)]
+  row_script = [RbConfig.ruby, File.join(__dir__, 'row.rb'), mode == 'portable' ? 'multiplexed' : mode, row[:kind],
+                *arguments(row, mode)]
+  command = case mode
+            when 'raw' then [RAW, COMPILER, row[:kind], *arguments(row, mode)]
+            when 'portable'
+              installed = File.join(ROOT, 'lib', 'sass', MINOR)
+              ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c',
+               "mount --bind #{PORTABLE_LIB.shellescape} #{installed.shellescape} && exec #{row_script.shelljoin}"]
+            else row_script
             end
   output = IO.popen({ 'BENCH_BOOTSTRAP' => BOOTSTRAP }, command, &:read)
   raise "#{command.join(' ')} failed" unless $?.success? # rubocop:disable Style/SpecialGlobalVars
 
   JSON.parse(output.lines.last, symbolize_names: true).tap do |result|
     result[:rate] = result[:compiles] / result[:wall]
+    expected = mode == 'portable' ? 'poll' : result[:wait]
+    raise "#{mode} waited with #{result[:wait]}, not #{expected}" unless result[:wait] == expected
   end
 end
 
@@ -175,6 +193,24 @@ unless executor_rows.empty?
       result = row[:results][mode]
       puts format('%-34s %-8s %8.2f %10.0f %8.1f %8.1f', row[:name], name, result[:wall], result[:rate],
                   per_compile(result, :host_cpu), result[:host_rss_kb] / 1024.0)
+    end
+  end
+end
+
+portable_rows = results.select { |row| row[:results]['portable'] }
+if portable_rows.empty?
+  puts "\n(no waiting table: the portable build is measured only as root, with #{PORTABLE_LIB} built)"
+else
+  puts
+  puts 'waiting mechanisms side by side (Linux: epoll and eventfd; macOS and the BSDs: poll(2) and pipes):'
+  puts format('%-34s %-8s %8s %10s %6s %8s %8s', 'row', 'waiting', 'wall s', 'compiles/s', 'x raw', 'host us',
+              'host MB')
+  portable_rows.each do |row|
+    { row[:results]['multiplexed'][:wait] => 'multiplexed', 'poll' => 'portable' }.each do |name, mode|
+      result = row[:results][mode]
+      puts format('%-34s %-8s %8.2f %10.0f %6.2f %8.1f %8.1f', row[:name], name, result[:wall], result[:rate],
+                  result[:rate] / row[:results]['raw'][:rate], per_compile(result, :host_cpu),
+                  result[:host_rss_kb] / 1024.0)
     end
   end
 end

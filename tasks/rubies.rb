@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require 'English'
 require 'rbconfig'
 require 'shellwords'
 
@@ -30,11 +29,20 @@ module SassEmbeddedRubies
   # (trixie's async 1.30, as bookworm's); sid's async 2 needs an io-event
   # built for 3.3 only, so 3.4 runs them under TestScheduler alone.
   # A root with +private_build+ keeps its build (lib/sass/<minor>, its cargo
-  # target and tmp dirs) to itself: for a second root of one minor.
-  Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, keyword_init: true) do
+  # target and tmp dirs) to itself: for a second root of one minor. A root
+  # of another +architecture+ (Debian's name) works in a copy of the
+  # checkout (tasks/rubies/arm64.rb). A root whose +packages+ hold rustc
+  # builds with it instead of the machine's toolchain (which cannot run in a
+  # root of another architecture). A +purpose+ names a root apart from
+  # another of the same suite and Ruby.
+  Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, :architecture, :purpose,
+                    keyword_init: true) do
     def executable = "/usr/bin/ruby#{minor}"
-    def root_name = "#{suite}-ruby#{minor}"
+    def root_name = [suite, architecture, "ruby#{minor}", purpose].compact.join('-')
     def name = label || minor
+    def foreign? = !architecture.nil?
+    def own_toolchain? = packages.include?('rustc')
+
     def private_paths = private_build ? %W[lib/sass/#{minor} target/ruby-#{minor} tmp/ext-#{minor}] : []
   end
 
@@ -82,27 +90,9 @@ module SassEmbeddedRubies
     format('%<minutes>dm%<seconds>02ds', minutes: seconds.round / 60, seconds: seconds.round % 60)
   end
 
-  # What one run did: its exit status and output, and where and how long.
-  Run = Struct.new(:status, :output, :root_state, :root_seconds, :seconds, keyword_init: true) do
-    def success? = status.success?
-    def description = output[/^ruby \d.*$/]
-
-    def status_label
-      status.exitstatus ? "exit #{status.exitstatus}" : "signal #{status.termsig}"
-    end
-
-    def place
-      case root_state
-      when :host then "the machine's Ruby"
-      when :created then "root created in #{SassEmbeddedRubies.duration(root_seconds)}"
-      else 'root reused'
-      end
-    end
-  end
-
   # Runs +script+ (sh, with the Ruby's executable in $RUBY) in the checkout,
   # in place or in the Ruby's root, echoing its output as it comes.
-  def run(ruby, script, environment = {})
+  def run(ruby, script, environment = {}, limit: ENV.fetch('SASS_RUBIES_TIMEOUT', '1800'), checkout: CHECKOUT)
     if on_host?(ruby)
       started = clock
       status, output = stream(environment, ['/bin/sh', '-c', "RUBY=#{RbConfig.ruby.shellescape}; #{script}"])
@@ -115,44 +105,20 @@ module SassEmbeddedRubies
       root_seconds = clock - started
       started = clock
       private = ruby.private_paths.flat_map { |path| ['--private', path] }
+      private << '--own-toolchain' if ruby.own_toolchain?
       command = ['unshare', '--mount', '--propagation', 'private', '--', RbConfig.ruby, ENTER,
-                 Roots.path(ruby), CHECKOUT, ENV.fetch('SASS_RUBIES_TIMEOUT', '1800'), *private, '--',
+                 Roots.path(ruby), checkout, limit.to_s, *private, '--',
                  '/bin/sh', '-c', "RUBY=#{ruby.executable}; #{script}"]
       status, output = stream(environment, command)
       Run.new(status:, output:, root_state:, root_seconds:, seconds: clock - started)
     end
   end
-
-  # If this process is interrupted, the command gets a TERM (enter.rb then
-  # ends the run and unmounts) and is waited for.
-  def stream(environment, command)
-    output = String.new(encoding: Encoding::BINARY)
-    IO.popen(environment, command, err: %i[child out], chdir: CHECKOUT) do |io|
-      finished = false
-      begin
-        loop do
-          chunk = io.readpartial(65_536)
-          $stdout.write(chunk)
-          $stdout.flush
-          output << chunk
-        rescue EOFError
-          break
-        end
-        finished = true
-      ensure
-        unless finished
-          begin
-            Process.kill(:TERM, io.pid)
-          rescue Errno::ESRCH
-            nil
-          end
-        end
-      end
-    end
-    [$CHILD_STATUS, output.force_encoding(Encoding::UTF_8).scrub]
-  end
 end
 
+require_relative 'rubies/stream'
 require_relative 'rubies/roots'
 require_relative 'rubies/suite'
 require_relative 'rubies/bench'
+require_relative 'rubies/emulation'
+require_relative 'rubies/arm64'
+require_relative 'rubies/targets'

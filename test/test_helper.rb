@@ -30,9 +30,10 @@ module SassTestHelpers
     end
   end
 
-  # Waits until +block+ is true (or fails after +timeout+ seconds).
+  # Waits until +block+ is true (or fails after +timeout+ seconds, scaled by
+  # TIME_SCALE).
   def wait_until(timeout: 10, message: 'condition never became true')
-    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + budget(timeout)
     until yield
       flunk message if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
       sleep 0.01
@@ -67,6 +68,15 @@ module SassTestHelpers
   # so its caller waits in the host (without the GVL) the whole time.
   def slow_source(iterations = 20_000_000)
     "$x: 0; @for $i from 1 through #{iterations} { $x: $x + 1; } slow { n: $x }"
+  end
+
+  # How many times longer than here a timed assertion may take where
+  # everything is slower: 10 under emulation (rake test:arm64).
+  TIME_SCALE = Float(ENV.fetch('SASS_TEST_TIME_SCALE', '1'))
+
+  # +seconds+, a timed assertion's budget, scaled by TIME_SCALE.
+  def budget(seconds)
+    seconds * TIME_SCALE
   end
 
   # Seconds since +start+ (a monotonic clock reading).

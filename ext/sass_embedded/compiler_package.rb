@@ -155,6 +155,24 @@ module SassEmbeddedBuild
       spec
     end
 
+    # A verified copy of +package+@+version+ (another platform's, as +rake
+    # test:arm64+ installs it in an arm64 root) in +cache+, fetched with +npm
+    # pack+ when the cache holds none that passes the integrity check.
+    # @return [String] the archive's path
+    def cached_copy(package, version, cache, integrity_file: CompilerIntegrity::FILE)
+      spec = "#{package}@#{version}"
+      expected = CompilerIntegrity.expected(package, version, file: integrity_file)
+      cached = cached_archive(cache, spec)
+      return cached if File.file?(cached) && CompilerIntegrity.of(cached) == expected
+
+      Dir.mktmpdir('sass-embedded-compiler') do |download|
+        tarball = fetch(spec, download)
+        CompilerIntegrity.verify(tarball, spec, expected, origin: origin_text(:npm), file: integrity_file)
+        keep_in_cache(tarball, spec, cache)
+      end
+      cached
+    end
+
     # The archive to install and where it came from.
     def locate(spec, archive, cache, download)
       return [File.expand_path(archive), :archive] if archive && !archive.empty?

@@ -4,12 +4,14 @@
 # the checkout and cargo's caches bind-mounted at their own absolute paths:
 #
 #   unshare --mount --propagation private -- \
-#     ruby tasks/rubies/enter.rb ROOT CHECKOUT TIMEOUT [--private PATH]... -- COMMAND...
+#     ruby tasks/rubies/enter.rb ROOT CHECKOUT TIMEOUT [--private PATH]... [--own-toolchain] -- COMMAND...
 #
 # Each --private PATH (relative to the checkout) is replaced, for this run,
 # by a directory of the root's own (under /var/lib/sass-embedded-private in
 # the root), so that builds of two roots of one Ruby minor do not overwrite
-# each other.
+# each other. --own-toolchain leaves the machine's rustup toolchain out (a
+# root of another architecture builds with its own cargo and rustc); cargo's
+# registry cache is still shared.
 #
 # tasks/rubies.rb starts it in a mount namespace of its own (unshare), so
 # every mount made here is private to this run: the machine's namespace never
@@ -22,9 +24,10 @@
 root, checkout, limit, *rest = ARGV
 private_paths = []
 private_paths << rest.shift(2).last while rest.first == '--private' && rest.size > 2
+own_toolchain = rest.first == '--own-toolchain' && rest.shift
 separator, *command = rest
 unless separator == '--' && !command.empty? && File.directory?(root) && File.directory?(checkout)
-  abort "usage: #{$PROGRAM_NAME} ROOT CHECKOUT TIMEOUT [--private PATH]... -- COMMAND..."
+  abort "usage: #{$PROGRAM_NAME} ROOT CHECKOUT TIMEOUT [--private PATH]... [--own-toolchain] -- COMMAND..."
 end
 
 cargo_home = ENV.fetch('CARGO_HOME', File.join(Dir.home, '.cargo'))
@@ -34,10 +37,18 @@ rustup_home = ENV.fetch('RUSTUP_HOME', File.join(Dir.home, '.rustup'))
 # else of this process's environment (RUBYOPT, GEM_*, ...) reaches the root.
 knobs = /\A(SASS_|STRESS_|BENCH_|TESTOPTS\z|TEST\z|CI\z|TERM\z|CARGO_BUILD_JOBS\z)/
 passed = ENV.select { |name, _| name.match?(knobs) }
-environment = passed.merge(
-  'HOME' => Dir.home, 'CARGO_HOME' => cargo_home, 'RUSTUP_HOME' => rustup_home, 'LANG' => 'C.UTF-8',
-  'PATH' => "#{File.join(cargo_home, 'bin')}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-)
+system_path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+# A root with its own toolchain gets a CARGO_HOME of its own too (cargo
+# would run the machine's rustup proxies from CARGO_HOME/bin as its
+# subcommands), holding the machine's registry.
+own_cargo_home = '/var/lib/sass-embedded-cargo'
+toolchain = if own_toolchain
+              { 'CARGO_HOME' => own_cargo_home, 'PATH' => system_path }
+            else
+              { 'CARGO_HOME' => cargo_home, 'RUSTUP_HOME' => rustup_home,
+                'PATH' => "#{File.join(cargo_home, 'bin')}:#{system_path}" }
+            end
+environment = passed.merge('HOME' => Dir.home, 'LANG' => 'C.UTF-8', **toolchain)
 
 mounted = []
 mount = lambda do |*arguments, target|
@@ -54,8 +65,23 @@ begin
   mount.call('-t', 'proc', 'proc', File.join(root, 'proc'))
   mount.call('-t', 'tmpfs', '-o', 'mode=1777,nosuid,nodev', 'tmpfs', File.join(root, 'dev', 'shm'))
   mount.call('-t', 'tmpfs', '-o', 'mode=1777', 'tmpfs', File.join(root, 'tmp'))
-  [checkout, cargo_home, rustup_home].uniq.each do |path|
-    mount.call('--bind', path, File.join(root, path))
+  shared = own_toolchain ? { File.join(cargo_home, 'registry') => File.join(own_cargo_home, 'registry') } : {}
+  [checkout, *(cargo_home unless own_toolchain), *(rustup_home unless own_toolchain)].uniq.each do |path|
+    shared[path] = path
+  end
+  shared.each do |path, inside|
+    system('mkdir', '-p', path, exception: true)
+    mount.call('--bind', path, File.join(root, inside))
+  end
+  # The machine's CA bundle over the root's, since it may hold a CA (a
+  # proxy's) that the root's lacks: for cargo's downloads there (Debian's
+  # cargo asks libcurl, which reads the bundle's path, not SSL_CERT_FILE).
+  ca_file = ENV.fetch('SSL_CERT_FILE', '/etc/ssl/certs/ca-certificates.crt')
+  root_ca_file = File.join(root, 'etc', 'ssl', 'certs', 'ca-certificates.crt')
+  if File.file?(ca_file) && File.file?(root_ca_file)
+    system('mount', '--bind', ca_file, root_ca_file, exception: true)
+    mounted.unshift(root_ca_file)
+    environment['SSL_CERT_FILE'] = '/etc/ssl/certs/ca-certificates.crt'
   end
   private_paths.each do |path|
     own = File.join(root, 'var', 'lib', 'sass-embedded-private', path)

@@ -39,6 +39,7 @@ module SassEmbeddedRubies
       check = "require 'minitest'; require 'rake'; " \
               "puts \"#{ruby.executable}: minitest \#{Minitest::VERSION}, rake \#{Rake::VERSION}\""
       [
+        *("--architectures=#{ruby.architecture}" if ruby.foreign?),
         '--variant=apt', '--aptopt=Acquire::Check-Valid-Until "false"',
         "--include=#{(ruby.packages + COMMON_PACKAGES).join(',')}",
         %(--customize-hook=ln -sf #{ruby.executable} "$1/usr/local/bin/ruby"),
@@ -130,8 +131,8 @@ module SassEmbeddedRubies
     # rake rubies:clean
     def clean
       abort 'rake rubies:clean needs root (the roots belong to root)' unless Process.euid.zero?
-      [*RUBIES, ASYNC2].each do |ruby|
-        roots = [path(ruby), "#{path(ruby)}.new"].select { |root| File.exist?(root) }
+      [*RUBIES, ASYNC2, ARM64, TARGETS_ROOT].each do |ruby|
+        roots = [path(ruby), "#{path(ruby)}.new", "#{path(ruby)}.checkout"].select { |root| File.exist?(root) }
         next if roots.empty?
 
         with_lock(ruby, File::LOCK_EX | File::LOCK_NB) do |lock|

@@ -1,0 +1,113 @@
+# frozen_string_literal: true
+
+require 'fileutils'
+require 'rubygems/package'
+require 'tmpdir'
+
+module SassEmbeddedRubies
+  # rake test:arm64: the extension built natively for arm64 Linux in a Debian
+  # trixie arm64 root entered through user-mode emulation (Emulation), with
+  # the suite's own Ruby 3.3, cargo and rustc; its aarch64-linux platform gem
+  # packed there and installed without a toolchain or network; then the Ruby
+  # suite, emulated.
+  #
+  # The root works in a copy of the checkout kept beside it (rsync'd before
+  # each run, the machine's builds and compiler left out), so that its
+  # builds, its arm64 compiler and cargo's target directory stay apart from
+  # the machine's, and cached for the next run. The gem is copied back into
+  # the checkout's pkg/.
+  ARM64 = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], architecture: 'arm64',
+                   packages: %w[ruby3.3 ruby3.3-dev ruby-async cargo rustc],
+                   label: '3.3 on arm64 Linux (trixie, emulated)')
+
+  # The steps of rake test:arm64 around the run in the root.
+  module Arm64
+    COMPILER = 'sass-embedded-linux-arm64'
+    # How much longer than natively the suite's time budgets are under
+    # emulation (SASS_TEST_TIME_SCALE, test_helper.rb); qemu runs the Dart VM
+    # and Ruby about ten times slower.
+    TIME_SCALE = '10'
+    # ELF e_machine of aarch64.
+    AARCH64 = 183
+    # What the copy of the checkout leaves out: the machine's builds and
+    # compiler, and what the copy makes itself (kept there between runs).
+    LEFT_OUT = %w[/.git/ /target/ /tmp/ /pkg/ /lib/sass/[0-9]*/ /lib/sass/embedded/dart-sass/ /bench/vendor/].freeze
+
+    module_function
+
+    # +compiler_cache+: the directory of verified compiler packages.
+    def call(checkout, compiler_cache)
+      SassEmbeddedRubies.prepare([ARM64])
+      Emulation.prepare
+      archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
+      copy = mirror(checkout, archive)
+      environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => File.join(copy, 'tmp', File.basename(archive)),
+                      'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
+                      'SASS_TEST_TIME_SCALE' => TIME_SCALE,
+                      'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '900') }
+      puts "\n== test:arm64: Ruby #{ARM64.name}, in #{copy}"
+      run = SassEmbeddedRubies.run(ARM64, script, environment, limit: ENV.fetch('SASS_ARM64_TIMEOUT', '4800'),
+                                                               checkout: copy)
+      built = run.output[%r{^built (/\S+\.gem) }, 1]
+      check_gem(keep(built, checkout)) if run.success? || built
+      Suite.summarize([[ARM64, run]], 'test:arm64')
+    end
+
+    # The copy of +checkout+ the root works in, brought up to date (file
+    # times kept, so cargo rebuilds only what changed), with the compiler
+    # package at tmp/.
+    def mirror(checkout, archive)
+      copy = "#{Roots.path(ARM64)}.checkout"
+      FileUtils.mkdir_p(File.join(copy, 'tmp'))
+      system('rsync', '-a', '--delete', *LEFT_OUT.map { |path| "--exclude=#{path}" }, "#{checkout}/", "#{copy}/",
+             exception: true)
+      FileUtils.cp(archive, File.join(copy, 'tmp', File.basename(archive)), preserve: true)
+      copy
+    end
+
+    # Copies the gem built in the copy into the checkout's pkg/.
+    def keep(built, checkout)
+      return unless built && File.file?(built)
+
+      FileUtils.mkdir_p(File.join(checkout, 'pkg'))
+      kept = File.join(checkout, 'pkg', File.basename(built))
+      FileUtils.cp(built, kept)
+      puts "the aarch64-linux platform gem: #{kept}"
+      kept
+    end
+
+    # In the root: the machine, the platform gem, its install, the suite.
+    def script
+      <<~SH.tr("\n", ';')
+        set -e
+        echo "uname -m in the root: $(uname -m)"
+        "$RUBY" -v
+        cargo --version
+        "$RUBY" -S rake native:gem
+        gem=$(ls pkg/sass-embedded-*-aarch64-linux.gem)
+        "$RUBY" test/install/platform_gem.rb "$gem"
+        exec "$RUBY" -S rake test:ruby
+      SH
+    end
+
+    # The gem left in pkg/ must carry aarch64 binaries: the extension and the
+    # compiler's Dart runtime.
+    def check_gem(gem)
+      raise 'test:arm64: no platform gem was built' unless gem && File.file?(gem)
+
+      Dir.mktmpdir('sass-embedded-arm64-gem') do |tmp|
+        Gem::Package.new(gem).extract_files(tmp)
+        binaries = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so')) +
+                   [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
+        binaries.each do |binary|
+          machine = File.file?(binary) && File.binread(binary, 20).unpack('a4@18v')
+          unless machine == ["\x7FELF".b, AARCH64]
+            raise "test:arm64: #{binary.delete_prefix("#{tmp}/")} in #{gem} is not an aarch64 ELF binary"
+          end
+
+          puts "#{gem}: #{binary.delete_prefix("#{tmp}/")} is an aarch64 ELF binary"
+        end
+      end
+    end
+  end
+end
