@@ -29,7 +29,8 @@ module FiberSchedulerCases
       ticker.stop
     end
     expected = elapsed / 0.005
-    assert_operator ticks, :>=, expected / budget(2), "#{ticks} ticks in #{elapsed.round(2)} s (#{expected.round} expected)"
+    assert_operator ticks, :>=, expected / budget(2),
+                    "#{ticks} ticks in #{elapsed.round(2)} s (#{expected.round} expected)"
   end
 
   def test_sixty_four_fibers_compile_at_once
