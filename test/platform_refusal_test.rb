@@ -19,7 +19,7 @@ class PlatformRefusalTest < Minitest::Test
   }.freeze
 
   SENTENCES = {
-    'jruby' => /\Asass-embedded does not support JRuby: .*; use CRuby 3\.1 or newer .*\.\z/,
+    'jruby' => /\Asass-embedded does not support JRuby: .*; use CRuby 3\.1 or newer\.\z/,
     'truffleruby' => /\Asass-embedded does not support TruffleRuby: .*; use CRuby 3\.1 or newer\.\z/,
     'windows' => /\Asass-embedded does not support Windows \(mingw32\): .*; use it under WSL 2, .*\.\z/
   }.freeze
