@@ -53,7 +53,7 @@ class DescriptorTest < Minitest::Test
   def run_limited(limit, script, timeout: 90)
     code = "Process.setrlimit(:NOFILE, #{limit}); require 'sass-embedded'; #{script}"
     IO.popen([RbConfig.ruby, '-I', LIB, '-e', code], err: %i[child out]) do |io|
-      Timeout.timeout(timeout) { io.read }
+      Timeout.timeout(budget(timeout)) { io.read }
     rescue Timeout::Error
       Process.kill(:KILL, io.pid)
       raise

@@ -40,11 +40,11 @@ module SassEmbeddedRubies
       SassEmbeddedRubies.prepare([ARM64])
       Emulation.prepare
       archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
-      copy = mirror(checkout, archive)
-      environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => File.join(copy, 'tmp', File.basename(archive)),
+      copy = mirror(checkout, archive, compiler_cache)
+      environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
-                      'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '900') }
+                      'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300') }
       puts "\n== test:arm64: Ruby #{ARM64.name}, in #{copy}"
       run = SassEmbeddedRubies.run(ARM64, script, environment, limit: ENV.fetch('SASS_ARM64_TIMEOUT', '4800'),
                                                                checkout: copy)
@@ -53,15 +53,19 @@ module SassEmbeddedRubies
       Suite.summarize([[ARM64, run]], 'test:arm64')
     end
 
-    # The copy of +checkout+ the root works in, brought up to date (file
-    # times kept, so cargo rebuilds only what changed), with the compiler
-    # package at tmp/.
-    def mirror(checkout, archive)
+    # The copy of +checkout+ the root works in, brought up to date, with the
+    # compiler package where the checkout keeps it (tmp/compiler-packages,
+    # whence the tests take it offline: the root has no npm). Files are compared by content and a changed
+    # one is written anew, so its time is now: cargo then rebuilds exactly
+    # what changed (keeping the checkout's times, -t, would hide an edit made
+    # before the copy's last build from cargo).
+    def mirror(checkout, archive, compiler_cache)
       copy = "#{Roots.path(ARM64)}.checkout"
-      FileUtils.mkdir_p(File.join(copy, 'tmp'))
-      system('rsync', '-a', '--delete', *LEFT_OUT.map { |path| "--exclude=#{path}" }, "#{checkout}/", "#{copy}/",
-             exception: true)
-      FileUtils.cp(archive, File.join(copy, 'tmp', File.basename(archive)), preserve: true)
+      system('rsync', '--recursive', '--links', '--perms', '--checksum', '--delete',
+             *LEFT_OUT.map { |path| "--exclude=#{path}" }, "#{checkout}/", "#{copy}/", exception: true)
+      cache = compiler_cache.sub(checkout, copy)
+      FileUtils.mkdir_p(cache)
+      FileUtils.cp(archive, File.join(cache, File.basename(archive)), preserve: true)
       copy
     end
 
