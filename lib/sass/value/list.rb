@@ -7,11 +7,6 @@ module Sass
     class List
       include Value
 
-      # The separators a list may have; nil means undecided (allowed only for
-      # lists of fewer than two elements).
-      SEPARATORS = [',', ' ', '/', nil].freeze
-      private_constant :SEPARATORS
-
       # @return [::String, nil]
       attr_reader :separator
 

@@ -10,8 +10,8 @@
 //! host can report which ones had their keywords read.
 
 use magnus::{
-    prelude::*, value::Lazy, Error, Float, RArray, RClass, RHash, RObject, RString, Ruby, Symbol,
-    TryConvert, Value,
+    prelude::*, value::Lazy, Error, Float, Integer, RArray, RClass, RHash, RObject, RString, Ruby,
+    Symbol, TryConvert, Value,
 };
 use sass_embedded_core::protocol::{
     value as proto, CalculationOperator, ListSeparator, SingletonValue, Value as ProtoValue,
@@ -526,14 +526,16 @@ fn calculation_value_from_ruby(
 }
 
 fn number_from_ruby(value: Value) -> Result<proto::Value, Error> {
-    // `value.to_f`, as the established gem sends it: a Number keeps whatever
-    // value it was made with (a String included) until it is used.
-    let number: f64 = Float::try_convert(
-        value
-            .funcall::<_, _, Value>("value", ())?
-            .funcall("to_f", ())?,
-    )?
-    .to_f64();
+    // A Number keeps whatever value it was made with (a String included)
+    // until it is used; what is not a Float or an Integer is sent as its
+    // `to_f`, as the established gem sends every value. Only that case pays
+    // for the extra call.
+    let raw: Value = value.funcall("value", ())?;
+    let number = match Float::from_value(raw) {
+        Some(float) => float.to_f64(),
+        None if Integer::from_value(raw).is_some() => f64::try_convert(raw)?,
+        None => Float::try_convert(raw.funcall("to_f", ())?)?.to_f64(),
+    };
     Ok(proto::Value::Number(proto::Number {
         value: number,
         numerators: strings_from_ruby(value.funcall("numerator_units", ())?)?,
