@@ -1,0 +1,171 @@
+# frozen_string_literal: true
+
+require 'fileutils'
+require 'time'
+require_relative '../sass-embedded'
+require_relative 'rack/source_path'
+require_relative 'rack/snapshot'
+require_relative 'rack/build'
+require_relative 'rack/stylesheet'
+
+module Sass
+  # A Rack middleware that serves the stylesheets of a directory compiled,
+  # and recompiles one only when a file it depends on changed.
+  #
+  # @example config.ru
+  #   require 'sass/rack'
+  #   use Sass::Rack, root: 'styles', prefix: '/css'
+  #   run MyApp
+  #
+  # +GET /css/app.css+ answers with +styles/app.scss+ (or +.sass+, or +.css+)
+  # compiled; every other request goes on to the application. Partials,
+  # hidden files and anything outside +root+ are never served.
+  #
+  # While +recompile+ is on (the default, unless +APP_ENV+ or +RACK_ENV+ is
+  # +production+), a request costs a stat of each file the last compile loaded
+  # and of the directories where a file could appear that would win one of
+  # its loads; only a change recompiles. Concurrent requests for one
+  # stylesheet wait for one compile. A stylesheet that fails to compile
+  # answers with {CompileError#to_css}, which shows the error at the top of
+  # the page, and the error is logged once to +rack.errors+. With +recompile:
+  # false+ each stylesheet is compiled once and kept; a failure then answers
+  # 500 without its message (which is logged).
+  #
+  # Responses carry +ETag+ and +Last-Modified+, and conditional requests get
+  # 304.
+  class Rack
+    # @param app [#call] the Rack application
+    # @param root [String] the directory of the stylesheets
+    # @param prefix [String] the URL path they are served under
+    # @param recompile [Boolean] whether to check the files on each request
+    #   and recompile what changed (off: compile each stylesheet once)
+    # @param source_map [Boolean] whether to serve +name.css.map+ beside each
+    #   +name.css+ (with the sources embedded) and point the CSS at it
+    # @param cache_control [String] the +Cache-Control+ of compiled stylesheets
+    # @param options [Hash] {Sass.compile}'s options: +load_paths+, +style+,
+    #   +functions+, +importers+, +logger+, the deprecation options, ...
+    # @raise [ArgumentError] for an option {Sass.compile} does not take
+    def initialize(app, root:, prefix: '/', recompile: Rack.recompile_default, source_map: false,
+                   cache_control: 'no-cache', **options)
+      @app = app
+      @paths = SourcePath.new(root, prefix, maps: source_map)
+      @build = Build.new(options, root: @paths.root, maps: source_map)
+      @recompile = recompile
+      @cache_control = cache_control
+      @stylesheets = {}
+      @mutex = Mutex.new
+    end
+
+    # @param env [Hash] the Rack environment
+    # @return [Array] the Rack response
+    def call(env)
+      arrived = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      method = env['REQUEST_METHOD']
+      return @app.call(env) unless %w[GET HEAD].include?(method)
+
+      target = @paths.resolve(env['PATH_INFO'].to_s)
+      return @app.call(env) if target.nil?
+      return plain(404, 'Not Found') if target == SourcePath::REFUSED
+
+      output = stylesheet(target).fetch(arrived, env['rack.errors'])
+      response = respond(output, target.kind, env)
+      response[2] = [] if method == 'HEAD'
+      response
+    end
+
+    # Compiles every stylesheet under +root+ that the middleware would serve
+    # into +output+, keeping their paths (+styles/sub/app.scss+ becomes
+    # +output/sub/app.css+, with +app.css.map+ beside it when +source_map+),
+    # for a server that serves them as files.
+    # @param root [String] the directory of the stylesheets
+    # @param output [String] the directory to write the CSS into
+    # @param source_map [Boolean] whether to write source maps beside the CSS
+    # @param options [Hash] {Sass.compile}'s options, as for {#initialize}
+    # @return [Array<String>] the files written
+    # @raise [CompileError] when a stylesheet fails to compile
+    def self.precompile(root:, output:, source_map: false, **options)
+      paths = SourcePath.new(root, '/', maps: source_map)
+      build = Build.new(options, root: paths.root, maps: source_map)
+      output = File.expand_path(output)
+      Dir.glob('**/*{.scss,.sass,.css}', base: paths.root).sort.flat_map do |relative|
+        source = File.join(paths.root, relative)
+        name = paths.name_of(source)
+        next [] if name.nil? || source.start_with?("#{output}/")
+
+        compiled = build.call(source, name, rescue_errors: false)
+        { name => compiled.css, "#{name}.map" => compiled.map }.filter_map do |file, body|
+          write(File.join(output, file), body) unless body.nil?
+        end
+      end
+    end
+
+    # Whether the middleware recompiles by default: unless +APP_ENV+ (as
+    # Sinatra reads it) or +RACK_ENV+ says +production+.
+    # @return [Boolean]
+    def self.recompile_default
+      ENV.fetch('APP_ENV') { ENV.fetch('RACK_ENV', 'development') } != 'production'
+    end
+
+    # Writes +body+ to +path+ through a temporary file, so a server never
+    # serves half of it.
+    def self.write(path, body)
+      FileUtils.mkdir_p(File.dirname(path))
+      temporary = "#{path}.#{Process.pid}.tmp"
+      File.binwrite(temporary, body)
+      File.rename(temporary, path)
+      path
+    end
+    private_class_method :write
+
+    private
+
+    def stylesheet(target)
+      @mutex.synchronize do
+        @stylesheets[target.source] ||= Stylesheet.new(@recompile) { @build.call(target.source, target.name) }
+      end
+    end
+
+    def respond(output, kind, env)
+      if output.error
+        return plain(500, "Sass compile error (logged)\n") unless @recompile
+
+        return kind == :map ? plain(404, 'Not Found') : css(output.css, 'cache-control' => 'no-store')
+      end
+      return plain(404, 'Not Found') if kind == :map && output.map.nil?
+
+      body, etag = kind == :map ? [output.map, output.map_etag] : [output.css, output.css_etag]
+      validators = { 'etag' => etag, 'last-modified' => output.last_modified&.httpdate }.compact
+      headers = { 'cache-control' => @cache_control, **validators }
+      return [304, headers, []] if not_modified?(env, etag, output.last_modified)
+
+      kind == :map ? [200, content('application/json', body).merge(headers), [body]] : css(body, headers)
+    end
+
+    def css(body, headers)
+      [200, content('text/css; charset=utf-8', body).merge(headers), [body]]
+    end
+
+    def plain(status, body)
+      [status, content('text/plain; charset=utf-8', body), [body]]
+    end
+
+    def content(type, body)
+      { 'content-type' => type, 'content-length' => body.bytesize.to_s }
+    end
+
+    # RFC 9110 13.2.2: If-None-Match decides when present; If-Modified-Since
+    # only without it.
+    def not_modified?(env, etag, last_modified)
+      if (match = env['HTTP_IF_NONE_MATCH'])
+        tags = match.split(',').map { |tag| tag.strip.delete_prefix('W/') }
+        tags.include?('*') || tags.include?(etag)
+      elsif (since = env['HTTP_IF_MODIFIED_SINCE']) && last_modified
+        last_modified.to_i <= Time.httpdate(since).to_i
+      else
+        false
+      end
+    rescue ArgumentError
+      false
+    end
+  end
+end

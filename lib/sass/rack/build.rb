@@ -1,0 +1,93 @@
+# frozen_string_literal: true
+
+require 'digest'
+require 'json'
+require 'pathname'
+
+module Sass
+  class Rack
+    # One stylesheet's compile, and what it serves: the CSS (with its
+    # +sourceMappingURL+ comment when maps are on), the source map, their
+    # validators, and the Snapshot a later request checks. Used by the
+    # middleware for each request that needs a compile and by
+    # {Rack.precompile} for each entry stylesheet.
+    # @!visibility private
+    class Build
+      # What one compile serves. +error+ is the CompileError of a failed
+      # compile, whose +css+ is then the error page and +map+ nil.
+      Output = Struct.new(:css, :map, :error, :snapshot, :started, keyword_init: true) do
+        def css_etag = (@css_etag ||= Build.etag(css))
+        def map_etag = (@map_etag ||= Build.etag(map))
+        def last_modified = snapshot&.last_modified
+      end
+
+      # The options {Sass.compile} takes that a Build passes on: every keyword
+      # but the source map's, which +maps+ decides.
+      COMPILE_OPTIONS = (Compiler.instance_method(:compile).parameters.filter_map do |type, name|
+        name if type == :key
+      end - %i[source_map source_map_include_sources]).freeze
+
+      # @param options [Hash] {Sass.compile}'s options
+      # @param root [String] the stylesheets' directory
+      # @param maps [Boolean] whether to build source maps (with sources
+      #   embedded, so that developer tools show them)
+      def initialize(options, root:, maps:)
+        unknown = options.keys - COMPILE_OPTIONS
+        raise ArgumentError, "unknown keyword#{'s' if unknown.length > 1}: #{unknown.map(&:inspect).join(', ')}" if unknown.any?
+
+        @options = options.merge(source_map: maps, source_map_include_sources: maps).freeze
+        @bases = [root, *Array(options[:load_paths]).map { |path| File.expand_path(path) }].uniq.freeze
+        @maps = maps
+      end
+
+      # Compiles +source+, served as +name+ (+sub/app.css+).
+      # @return [Output]
+      # @raise [CompileError] unless +rescue_errors+, when it fails
+      def call(source, name, rescue_errors: true)
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        started_at = Process.clock_gettime(Process::CLOCK_REALTIME)
+        begin
+          result = Sass.compile(source, **@options)
+        rescue CompileError => e
+          raise unless rescue_errors
+
+          urls = [*e.loaded_urls, *e.span&.url].uniq
+          return Output.new(css: e.to_css, error: e, snapshot: Snapshot.take(urls, @bases, started_at), started:)
+        end
+        Output.new(css: css(result, name), map: (map(result.source_map, source, name) if @maps),
+                   snapshot: Snapshot.take(result.loaded_urls, @bases, started_at), started:)
+      end
+
+      # A strong validator for +body+.
+      def self.etag(body)
+        %("#{Digest::SHA256.hexdigest(body)[0, 32]}")
+      end
+
+      private
+
+      def css(result, name)
+        return result.css unless @maps
+
+        "#{result.css}\n\n/*# sourceMappingURL=#{SourcePath.encode(File.basename(name))}.map */\n"
+      end
+
+      # The compiler's map with +file+ the CSS file's name and each +file:+
+      # source a URL relative to the map (so sources under the root keep their
+      # place under the prefix, and no absolute server path is shown); the
+      # sources' contents are embedded, so developer tools open them without
+      # fetching anything.
+      def map(json, source, name)
+        map = JSON.parse(json)
+        directory = Pathname.new(File.dirname(source))
+        map['file'] = File.basename(name)
+        map['sources'] = map['sources'].map do |url|
+          path = Snapshot.path_of(url)
+          next url if path.nil?
+
+          Pathname.new(path).relative_path_from(directory).to_s.split('/').map { |segment| SourcePath.encode(segment) }.join('/')
+        end
+        JSON.generate(map)
+      end
+    end
+  end
+end

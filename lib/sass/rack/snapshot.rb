@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+require 'uri'
+
+module Sass
+  class Rack
+    # What one compile depended on, as file-system stats taken right after it,
+    # and whether they still hold: the check an unchanged stylesheet costs.
+    #
+    # It watches every file the compile loaded (its +loaded_urls+) and every
+    # directory where a file could appear that would now win one of its loads:
+    # for each directory a loaded file sits in relative to a base (a load path,
+    # the root, or a loaded file's own directory, where relative loads look
+    # first), that directory and its ancestors under every base, whether they
+    # exist or not. A new +_name.scss+, +name/_index.scss+ or +name.import.scss+
+    # changes one of those directories' modification time, or makes a missing
+    # one appear.
+    #
+    # A stat is a file's device, inode, size and modification and change
+    # times. Times have a granularity (a jiffy on Linux file systems, seconds
+    # or two on others), so an edit made while the compile ran, in the same
+    # tick as the previous one and keeping the size, would leave the stat as
+    # it was. A snapshot with any time within MARGIN of the compile's start is
+    # therefore not +settled+, and is never trusted by a later request.
+    #
+    # A compile that loaded anything not on disk (a custom importer's URL)
+    # cannot be checked: its snapshot is never +current+.
+    # @!visibility private
+    class Snapshot
+      # Seconds a time must lie before the compile started for the stat to be
+      # trusted: above every common file system's time granularity (FAT's
+      # two seconds included).
+      MARGIN = 2.5
+
+      # @param loaded_urls [Array<String>] the compile's canonical URLs
+      # @param bases [Array<String>] absolute directories loads resolve against
+      # @param started_at [Float] when the compile started (Unix time)
+      def self.take(loaded_urls, bases, started_at)
+        files = loaded_urls.map { |url| path_of(url) }
+        return new(nil, false, nil) if files.include?(nil)
+
+        directories = (bases + files.map { |file| File.dirname(file) }).uniq
+        relative = files.flat_map { |file| relative_directories(file, directories) }.uniq
+        watched = files + directories.product(relative).map { |base, dir| dir == '.' ? base : File.join(base, dir) }
+        stats = watched.uniq.to_h { |path| [path, stat(path)] }
+        settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).all? { |time| time < started_at - MARGIN } }
+        modified = files.filter_map { |file| stats[file]&.[](3) }.max
+        new(stats, settled, modified && Time.at(modified))
+      end
+
+      # The file path of a +file:+ URL, nil for any other URL.
+      def self.path_of(url)
+        return unless url.start_with?('file:')
+
+        path = URI::DEFAULT_PARSER.unescape(URI.parse(url).path)
+        path.valid_encoding? ? path : nil
+      rescue URI::InvalidURIError
+        nil
+      end
+
+      # The directories +file+ sits in relative to each base it is under, each
+      # with its ancestors ('.' included).
+      def self.relative_directories(file, bases)
+        bases.flat_map do |base|
+          next [] unless file.start_with?("#{base}/")
+
+          directory = File.dirname(file.delete_prefix("#{base}/"))
+          ancestors = [directory]
+          ancestors << (directory = File.dirname(directory)) until directory == '.'
+          ancestors
+        end
+      end
+
+      # A path's device, inode, size, and modification and change times as
+      # Unix times, or nil where nothing exists.
+      def self.stat(path)
+        stat = File.stat(path)
+        [stat.dev, stat.ino, stat.size, stat.mtime.to_r, stat.ctime.to_r]
+      rescue Errno::ENOENT, Errno::ENOTDIR
+        nil
+      end
+
+      private_class_method :new, :relative_directories
+
+      # @return [Boolean] whether every stat was old enough, at the compile, to
+      #   be trusted
+      attr_reader :settled
+      alias settled? settled
+
+      # @return [Time, nil] the newest modification time of a loaded file
+      attr_reader :last_modified
+
+      def initialize(stats, settled, last_modified)
+        @stats = stats
+        @settled = settled
+        @last_modified = last_modified
+      end
+
+      # @return [Boolean] whether every watched path is as it was
+      def current?
+        !@stats.nil? && @stats.all? { |path, stat| Snapshot.stat(path) == stat }
+      end
+    end
+  end
+end

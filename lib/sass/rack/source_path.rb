@@ -1,0 +1,120 @@
+# frozen_string_literal: true
+
+module Sass
+  class Rack
+    # Maps a request path to the stylesheet it names, and refuses every path
+    # that could name anything else: this is the one place that decides what
+    # the middleware may serve.
+    #
+    # +/css/sub/app.css+ under the prefix +/css+ names +sub/app.scss+,
+    # +sub/app.sass+ or +sub/app.css+ in the root, the first that exists;
+    # +/css/sub/app.css.map+ names its source map. A path under the prefix is
+    # refused (a 404, whatever exists) when, percent-decoded, it holds a NUL
+    # or a backslash, is not valid UTF-8, has an empty, +.+, +..+ or
+    # dot-led segment, names a partial (+_name+), or names a file whose real
+    # path (symlinks followed) lies outside the root's.
+    # @!visibility private
+    class SourcePath
+      # What a request path names: +kind+ is +:css+ or +:map+, +source+ the
+      # stylesheet's absolute path, +name+ the CSS file's path under the
+      # prefix (+sub/app.css+).
+      Target = Struct.new(:kind, :source, :name)
+
+      # The stylesheet extensions, in the order a request tries them.
+      EXTENSIONS = %w[.scss .sass .css].freeze
+
+      # Returned for a path under the prefix that must not be served.
+      REFUSED = :refused
+
+      attr_reader :root
+
+      # +segment+ (one path segment) percent-encoded for a URL.
+      def self.encode(segment)
+        segment.b.gsub(%r{[^A-Za-z0-9\-._~!$&'()*+,;=:@]}) { |byte| format('%%%02X', byte.ord) }
+      end
+
+      # @param root [String] the directory of the stylesheets
+      # @param prefix [String] the URL path they are served under
+      # @param maps [Boolean] whether +.css.map+ paths name source maps
+      def initialize(root, prefix, maps:)
+        @root = File.expand_path(root)
+        @prefix = "#{prefix.to_s.chomp('/')}/"
+        raise ArgumentError, "prefix must be a path that starts with /: #{prefix.inspect}" unless @prefix.start_with?('/')
+
+        @maps = maps
+      end
+
+      # @param path [String] the request's +PATH_INFO+ (still percent-encoded)
+      # @return [Target, REFUSED, nil] what it names, REFUSED, or nil when it
+      #   is not a stylesheet path under the prefix (or no stylesheet exists
+      #   there), for the application to answer
+      def resolve(path)
+        return unless path.start_with?(@prefix)
+
+        kind, stem = split(path.byteslice(@prefix.bytesize..))
+        return if kind.nil?
+
+        segments = segments(stem)
+        return REFUSED if segments.nil?
+
+        source = find(segments)
+        return source if source.nil? || source == REFUSED
+
+        Target.new(kind, source, "#{segments.join('/')}.css")
+      end
+
+      # @param source [String] an absolute path
+      # @return [String, nil] the path under the prefix that serves +source+
+      #   (+sub/app.css+), when a request for it resolves to +source+
+      def name_of(source)
+        relative = source.delete_prefix("#{@root}/")
+        return if relative == source
+
+        extension = File.extname(relative)
+        return unless EXTENSIONS.include?(extension)
+
+        name = "#{relative.delete_suffix(extension)}.css"
+        target = resolve(@prefix + name.split('/').map { |segment| SourcePath.encode(segment) }.join('/'))
+        name if target.is_a?(Target) && target.source == source
+      end
+
+      private
+
+      # The kind a path's ending asks for, and the path without it.
+      def split(rest)
+        if @maps && rest.end_with?('.css.map')
+          [:map, rest.delete_suffix('.css.map')]
+        elsif rest.end_with?('.css')
+          [:css, rest.delete_suffix('.css')]
+        end
+      end
+
+      # The decoded segments of +stem+, or nil if it is refused.
+      def segments(stem)
+        return if stem.match?(/%(?!\h\h)/)
+
+        decoded = stem.b.gsub(/%(\h\h)/) { Regexp.last_match(1).hex.chr }.force_encoding(Encoding::UTF_8)
+        return if !decoded.valid_encoding? || decoded.match?(/[\0\\]/)
+
+        segments = decoded.split('/', -1)
+        return if segments.empty? || segments.any? { |segment| segment.empty? || segment.start_with?('.') }
+        return if segments.last.start_with?('_')
+
+        segments
+      end
+
+      # The first stylesheet that exists for +segments+; REFUSED if its real
+      # path leaves the root.
+      def find(segments)
+        base = File.join(@root, *segments)
+        source = EXTENSIONS.lazy.map { |extension| base + extension }.find { |file| File.file?(file) }
+        return if source.nil?
+
+        real_root = File.realpath(@root)
+        File.realpath(source).start_with?("#{real_root}/") ? source : REFUSED
+      rescue SystemCallError
+        REFUSED
+      end
+    end
+  end
+end

@@ -1,0 +1,59 @@
+# frozen_string_literal: true
+
+module Sass
+  class Rack
+    # One stylesheet's latest Build::Output, and the single flight that keeps
+    # it: requests for this stylesheet take turns under one mutex (a fiber
+    # scheduler's fibers too), so while one compiles the others wait for it,
+    # and requests for other stylesheets compile beside it.
+    #
+    # A request may take the output when the compile that made it started
+    # after the request arrived (it read every file after any edit the
+    # request could know of: so the requests that waited for one compile all
+    # take it), or when its Snapshot is settled and still current. Otherwise
+    # it compiles. Without +recompile+ the first output is kept for good.
+    # @!visibility private
+    class Stylesheet
+      # @param recompile [Boolean] whether to check the files and recompile
+      # @param build [Proc] compiles the stylesheet, returning a Build::Output
+      def initialize(recompile, &build)
+        @recompile = recompile
+        @build = build
+        @mutex = Mutex.new
+        @output = nil
+      end
+
+      # @param arrived [Float] when the request arrived (monotonic clock)
+      # @param errors [#write, nil] where a compile error is logged: once, by
+      #   the compile that first produced it
+      # @return [Build::Output]
+      def fetch(arrived, errors)
+        @mutex.synchronize do
+          return @output if current?(arrived)
+
+          previous = @output
+          @output = @build.call
+          log(@output.error, errors) unless @output.error.nil? || same_error?(previous&.error, @output.error)
+          @output
+        end
+      end
+
+      private
+
+      def current?(arrived)
+        return false if @output.nil?
+        return true unless @recompile
+
+        @output.started >= arrived || (@output.snapshot.settled? && @output.snapshot.current?)
+      end
+
+      def same_error?(previous, error)
+        !previous.nil? && previous.detailed_message(highlight: false) == error.detailed_message(highlight: false)
+      end
+
+      def log(error, errors)
+        (errors || $stderr).write("Sass::Rack: #{error.detailed_message(highlight: false)}\n")
+      end
+    end
+  end
+end

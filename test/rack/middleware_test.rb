@@ -1,0 +1,208 @@
+# frozen_string_literal: true
+
+require 'rack_helper'
+
+# Sass::Rack served by WEBrick (threads) under Rack::Lint: what a request
+# gets, when it recompiles, validators and 304s, errors, source maps.
+class RackMiddlewareTest < Minitest::Test
+  include RackServers
+  include RackStylesheets
+
+  def setup
+    skip_unless_threaded
+    @dir = Dir.mktmpdir('sass-rack')
+    @root = File.join(@dir, 'styles')
+  end
+
+  def teardown
+    FileUtils.rm_rf(@dir) if @dir
+    super
+  end
+
+  def skip_unless_threaded
+    # Debian's ruby-rack and ruby-webrick (bin/setup, every root) are part of
+    # the test setup: missing, they are a failure, not a skip.
+    assert RackServers.threaded?, 'Rack and WEBrick must be installed (ruby-rack, ruby-webrick, ruby-rackup on Rack 3)'
+  end
+
+  # Serves the middleware with +options+; what it logs goes to @errors.
+  def serve(**options, &)
+    @errors = StringIO.new
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', **options)
+    with_threaded_server(->(env) { app.call(env.merge('rack.errors' => @errors)) }, &)
+  end
+
+  def test_serves_a_compiled_stylesheet_and_passes_every_other_request_on
+    write_tree(@root, 'app.scss' => '@use "colors"; a { color: colors.$main; }', '_colors.scss' => '$main: red;',
+                      'plain.sass' => "p\n  margin: 0\n", 'raw.css' => 'q { x: y }', 'sub/deep.scss' => 'b { c: d }')
+    serve(style: :compressed) do |base|
+      response = http(base, '/css/app.css')
+      assert_equal '200', response.code
+      assert_equal 'text/css; charset=utf-8', response['content-type']
+      assert_equal 'a{color:red}', response.body
+      assert_equal response.body.bytesize, Integer(response['content-length'])
+      assert_equal 'p{margin:0}', http(base, '/css/plain.css').body
+      assert_equal 'q{x:y}', http(base, '/css/raw.css').body
+      assert_equal 'b{c:d}', http(base, '/css/sub/deep.css').body
+      # Not a stylesheet path, or no stylesheet there, or not a GET: the app.
+      %w[/css/app.scss /css/missing.css /other/app.css /css/app.png].each do |path|
+        assert_equal ['418', 'passed on'], [http(base, path).code, http(base, path).body], path
+      end
+      assert_equal '418', http(base, '/css/app.css', method: 'POST', body: 'x').code
+      head = http(base, '/css/app.css', method: 'HEAD')
+      assert_equal ['200', nil, '12'], [head.code, head.body, head['content-length']]
+    end
+  end
+
+  def test_recompiles_when_a_loaded_file_changes_and_only_then
+    write_tree(@root, 'app.scss' => '@use "theme"; a { b: compiled(); color: theme.$c; }',
+                      '_theme.scss' => '@forward "deep/tone";', 'deep/_tone.scss' => '$c: red;')
+    settle
+    serve(functions: counting_function) do |base|
+      assert_match 'color: red', http(base, '/css/app.css').body
+      3.times { assert_match 'color: red', http(base, '/css/app.css').body }
+      assert_equal 1, compiles, 'an unchanged stylesheet costs only the checks'
+
+      write_file(File.join(@root, 'deep', '_tone.scss'), '$c: blue;')
+      assert_match 'color: blue', http(base, '/css/app.css').body
+      assert_equal 2, compiles
+
+      File.write(File.join(@root, 'deep', '_tone.scss'), '$c: lime;') # same size, same second
+      assert_match 'color: lime', http(base, '/css/app.css').body, 'an edit right after a compile is never missed'
+
+      File.delete(File.join(@root, 'deep', '_tone.scss'))
+      assert_match "Can't find stylesheet to import.", http(base, '/css/app.css').body
+    end
+  end
+
+  def test_recompiles_when_a_file_that_now_wins_an_import_appears
+    vendor = File.join(@dir, 'vendor')
+    write_tree(vendor, 'widgets/_button.scss' => '$color: red;', '_grid.scss' => '$gap: 1px;')
+    write_tree(@root, 'app.scss' => '@use "widgets/button"; @use "grid"; a { color: button.$color; gap: grid.$gap; }')
+    settle
+    serve(load_paths: [vendor]) do |base|
+      assert_match(/color: red;\s+gap: 1px/, http(base, '/css/app.css').body)
+      # Relative loads win over load paths: a new file beside app.scss wins,
+      # in a directory that did not exist (widgets/) and in one that did.
+      write_file(File.join(@root, 'widgets', '_button.scss'), '$color: blue;')
+      assert_match 'color: blue', http(base, '/css/app.css').body
+      write_file(File.join(@root, 'grid', '_index.scss'), '$gap: 2px;')
+      assert_match 'gap: 2px', http(base, '/css/app.css').body
+      # An entry point that appears beside the served one: .scss wins over .sass.
+      write_file(File.join(@root, 'other.sass'), "i\n  j: sass\n")
+      assert_match 'j: sass', http(base, '/css/other.css').body
+      write_file(File.join(@root, 'other.scss'), 'i { j: scss }')
+      assert_match 'j: scss', http(base, '/css/other.css').body
+    end
+  end
+
+  def test_validators_and_conditional_requests
+    write_tree(@root, 'app.scss' => 'a { b: c }')
+    File.utime(Time.at(1_700_000_000), Time.at(1_700_000_000), File.join(@root, 'app.scss'))
+    serve do |base|
+      first = http(base, '/css/app.css')
+      etag = first['etag']
+      assert_match(/\A"\h{32}"\z/, etag)
+      assert_equal Time.at(1_700_000_000).httpdate, first['last-modified']
+      assert_equal 'no-cache', first['cache-control']
+
+      not_modified = http(base, '/css/app.css', headers: { 'If-None-Match' => etag })
+      assert_equal ['304', nil], [not_modified.code, not_modified.body]
+      assert_equal etag, not_modified['etag']
+      assert_equal '304', http(base, '/css/app.css', headers: { 'If-None-Match' => %("x", W/#{etag}) }).code
+      assert_equal '200', http(base, '/css/app.css', headers: { 'If-None-Match' => '"other"' }).code
+      assert_equal '304', http(base, '/css/app.css', headers: { 'If-Modified-Since' => first['last-modified'] }).code
+      assert_equal '200', http(base, '/css/app.css', headers: { 'If-Modified-Since' => Time.at(1_600_000_000).httpdate }).code
+      # If-None-Match decides when both are sent.
+      assert_equal '200', http(base, '/css/app.css', headers: { 'If-None-Match' => '"other"',
+                                                                'If-Modified-Since' => first['last-modified'] }).code
+      assert_equal '200', http(base, '/css/app.css', headers: { 'If-Modified-Since' => 'not a date' }).code
+
+      write_file(File.join(@root, 'app.scss'), 'a { b: d }')
+      changed = http(base, '/css/app.css', headers: { 'If-None-Match' => etag })
+      assert_equal '200', changed.code
+      refute_equal etag, changed['etag']
+    end
+  end
+
+  def test_a_failing_stylesheet_shows_its_error_logs_it_once_and_fixing_it_fixes_the_next_request
+    write_tree(@root, 'app.scss' => '@use "part"; a { b: part.$c }', '_part.scss' => '$c: red;')
+    serve do |base|
+      assert_match 'b: red', http(base, '/css/app.css').body
+      write_file(File.join(@root, '_part.scss'), '$c: red !!;')
+      settle
+      broken = http(base, '/css/app.css')
+      assert_equal ['200', 'text/css; charset=utf-8', 'no-store'],
+                   [broken.code, broken['content-type'], broken['cache-control']]
+      assert_nil broken['etag']
+      assert_match 'body::before', broken.body
+      assert_match 'Expected identifier.', broken.body
+      3.times { http(base, '/css/app.css') }
+      assert_equal 1, @errors.string.scan('Sass::Rack: ').length, @errors.string
+      assert_match(/Expected identifier\..*_part\.scss 1:10/m, @errors.string)
+
+      write_file(File.join(@root, '_part.scss'), '$c: blue;')
+      assert_equal "a {\n  b: blue;\n}", http(base, '/css/app.css').body
+    end
+  end
+
+  def test_source_maps_beside_the_stylesheet
+    vendor = File.join(@dir, 'vendor')
+    write_tree(vendor, '_lib.scss' => '$x: 1px;')
+    write_tree(@root, 'sub/app.scss' => "@use 'lib';\n@use '../shared';\na { width: lib.$x; }",
+                      '_shared.scss' => 'b { c: d }')
+    serve(source_map: true, load_paths: [vendor]) do |base|
+      css = http(base, '/css/sub/app.css').body
+      assert css.end_with?("\n\n/*# sourceMappingURL=app.css.map */\n"), css
+      response = http(base, '/css/sub/app.css.map')
+      assert_equal ['200', 'application/json'], [response.code, response['content-type']]
+      map = JSON.parse(response.body)
+      assert_equal 'app.css', map['file']
+      # Relative to the map, so the browser resolves them under the prefix;
+      # the contents are embedded, so developer tools show every source.
+      assert_equal %w[../_shared.scss app.scss ../../vendor/_lib.scss].sort, map['sources'].sort
+      sources = map['sources'].zip(map['sourcesContent']).to_h
+      assert_equal File.read(File.join(@root, 'sub', 'app.scss')), sources['app.scss']
+      assert_equal '$x: 1px;', sources['../../vendor/_lib.scss']
+      assert_equal URI("#{base}/css/_shared.scss"), URI("#{base}/css/sub/app.css.map") + '../_shared.scss'
+      assert_equal '304', http(base, '/css/sub/app.css.map', headers: { 'If-None-Match' => response['etag'] }).code
+    end
+    serve(load_paths: [vendor]) do |base|
+      assert_equal '418', http(base, '/css/sub/app.css.map').code, 'no maps unless asked for'
+      refute_match 'sourceMappingURL', http(base, '/css/sub/app.css').body
+    end
+  end
+
+  def test_production_compiles_once_and_never_checks
+    write_tree(@root, 'app.scss' => 'a { b: compiled(); c: one }', 'bad.scss' => 'a {')
+    serve(recompile: false, functions: counting_function) do |base|
+      assert_match 'c: one', http(base, '/css/app.css').body
+      write_file(File.join(@root, 'app.scss'), 'a { b: compiled(); c: two }')
+      3.times { assert_match 'c: one', http(base, '/css/app.css').body }
+      assert_equal 1, compiles
+      # A failure answers 500 without its message, which goes to the log.
+      broken = http(base, '/css/bad.css')
+      assert_equal '500', broken.code
+      refute_match 'expected', broken.body
+      assert_match 'bad.scss 1:4', @errors.string
+    end
+  end
+
+  def test_recompile_default_follows_the_environment
+    { nil => true, 'development' => true, 'production' => false }.each do |environment, expected|
+      with_compiler_env(ENV.fetch('SASS_EMBEDDED_COMPILER', nil), 'APP_ENV' => environment, 'RACK_ENV' => nil) do
+        assert_equal expected, Sass::Rack.recompile_default, environment.inspect
+      end
+    end
+    with_compiler_env(ENV.fetch('SASS_EMBEDDED_COMPILER', nil), 'APP_ENV' => nil, 'RACK_ENV' => 'production') do
+      refute Sass::Rack.recompile_default
+    end
+  end
+
+  def test_options_are_checked_when_the_middleware_is_made
+    error = assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, sytle: :compressed) }
+    assert_equal 'unknown keyword: :sytle', error.message
+    assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, prefix: 'css') }
+    assert_raises(ArgumentError) { Sass::Rack.new(teapot) }
+  end
+end
