@@ -93,7 +93,7 @@ module Sass
         next [] if name.nil? || source.start_with?("#{output}/")
 
         compiled = build.call(source, name, rescue_errors: false)
-        { name => compiled.css, "#{name}.map" => compiled.map }.filter_map do |file, body|
+        { name => compiled.css, "#{name}.map" => compiled.source_map }.filter_map do |file, body|
           write(File.join(output, file), body) unless body.nil?
         end
       end
@@ -131,9 +131,9 @@ module Sass
 
         return kind == :map ? plain(404, 'Not Found') : css(output.css, 'cache-control' => 'no-store')
       end
-      return plain(404, 'Not Found') if kind == :map && output.map.nil?
+      return plain(404, 'Not Found') if kind == :map && output.source_map.nil?
 
-      body, etag = kind == :map ? [output.map, output.map_etag] : [output.css, output.css_etag]
+      body, etag = kind == :map ? [output.source_map, output.map_etag] : [output.css, output.css_etag]
       validators = { 'etag' => etag, 'last-modified' => output.last_modified&.httpdate }.compact
       headers = { 'cache-control' => @cache_control, **validators }
       return [304, headers, []] if not_modified?(env, etag, output.last_modified)

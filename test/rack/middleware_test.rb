@@ -48,7 +48,7 @@ class RackMiddlewareTest < Minitest::Test
       %w[/css/app.scss /css/missing.css /other/app.css /css/app.png].each do |path|
         assert_equal ['418', 'passed on'], [http(base, path).code, http(base, path).body], path
       end
-      assert_equal '418', http(base, '/css/app.css', method: 'POST', body: 'x').code
+      assert_equal '418', http(base, '/css/app.css', method: 'POST', body: 'x', headers: { 'Content-Type' => 'text/plain' }).code
       head = http(base, '/css/app.css', method: 'HEAD')
       assert_equal ['200', nil, '12'], [head.code, head.body, head['content-length']]
     end
@@ -112,7 +112,8 @@ class RackMiddlewareTest < Minitest::Test
       assert_equal '304', http(base, '/css/app.css', headers: { 'If-None-Match' => %("x", W/#{etag}) }).code
       assert_equal '200', http(base, '/css/app.css', headers: { 'If-None-Match' => '"other"' }).code
       assert_equal '304', http(base, '/css/app.css', headers: { 'If-Modified-Since' => first['last-modified'] }).code
-      assert_equal '200', http(base, '/css/app.css', headers: { 'If-Modified-Since' => Time.at(1_600_000_000).httpdate }).code
+      assert_equal '200',
+                   http(base, '/css/app.css', headers: { 'If-Modified-Since' => Time.at(1_600_000_000).httpdate }).code
       # If-None-Match decides when both are sent.
       assert_equal '200', http(base, '/css/app.css', headers: { 'If-None-Match' => '"other"',
                                                                 'If-Modified-Since' => first['last-modified'] }).code
@@ -164,7 +165,7 @@ class RackMiddlewareTest < Minitest::Test
       sources = map['sources'].zip(map['sourcesContent']).to_h
       assert_equal File.read(File.join(@root, 'sub', 'app.scss')), sources['app.scss']
       assert_equal '$x: 1px;', sources['../../vendor/_lib.scss']
-      assert_equal URI("#{base}/css/_shared.scss"), URI("#{base}/css/sub/app.css.map") + '../_shared.scss'
+      assert_equal URI("#{base}/css/_shared.scss"), URI.join("#{base}/css/sub/app.css.map", '../_shared.scss')
       assert_equal '304', http(base, '/css/sub/app.css.map', headers: { 'If-None-Match' => response['etag'] }).code
     end
     serve(load_paths: [vendor]) do |base|

@@ -14,10 +14,10 @@ module Sass
     # @!visibility private
     class Build
       # What one compile serves. +error+ is the CompileError of a failed
-      # compile, whose +css+ is then the error page and +map+ nil.
-      Output = Struct.new(:css, :map, :error, :snapshot, :started, keyword_init: true) do
+      # compile, whose +css+ is then the error page and +source_map+ nil.
+      Output = Struct.new(:css, :source_map, :error, :snapshot, :started, keyword_init: true) do
         def css_etag = (@css_etag ||= Build.etag(css))
-        def map_etag = (@map_etag ||= Build.etag(map))
+        def map_etag = (@map_etag ||= Build.etag(source_map))
         def last_modified = snapshot&.last_modified
       end
 
@@ -33,7 +33,10 @@ module Sass
       #   embedded, so that developer tools show them)
       def initialize(options, root:, maps:)
         unknown = options.keys - COMPILE_OPTIONS
-        raise ArgumentError, "unknown keyword#{'s' if unknown.length > 1}: #{unknown.map(&:inspect).join(', ')}" if unknown.any?
+        if unknown.any?
+          raise ArgumentError,
+                "unknown keyword#{'s' if unknown.length > 1}: #{unknown.map(&:inspect).join(', ')}"
+        end
 
         @options = options.merge(source_map: maps, source_map_include_sources: maps).freeze
         @bases = [root, *Array(options[:load_paths]).map { |path| File.expand_path(path) }].uniq.freeze
@@ -54,7 +57,7 @@ module Sass
           urls = [*e.loaded_urls, *e.span&.url].uniq
           return Output.new(css: e.to_css, error: e, snapshot: Snapshot.take(urls, @bases, started_at), started:)
         end
-        Output.new(css: css(result, name), map: (map(result.source_map, source, name) if @maps),
+        Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
                    snapshot: Snapshot.take(result.loaded_urls, @bases, started_at), started:)
       end
 
@@ -84,7 +87,9 @@ module Sass
           path = Snapshot.path_of(url)
           next url if path.nil?
 
-          Pathname.new(path).relative_path_from(directory).to_s.split('/').map { |segment| SourcePath.encode(segment) }.join('/')
+          Pathname.new(path).relative_path_from(directory).to_s.split('/').map do |segment|
+            SourcePath.encode(segment)
+          end.join('/')
         end
         JSON.generate(map)
       end

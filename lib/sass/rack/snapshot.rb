@@ -39,13 +39,18 @@ module Sass
         files = loaded_urls.map { |url| path_of(url) }
         return new(nil, false, nil) if files.include?(nil)
 
-        directories = (bases + files.map { |file| File.dirname(file) }).uniq
-        relative = files.flat_map { |file| relative_directories(file, directories) }.uniq
-        watched = files + directories.product(relative).map { |base, dir| dir == '.' ? base : File.join(base, dir) }
-        stats = watched.uniq.to_h { |path| [path, stat(path)] }
+        stats = watched(files, bases).to_h { |path| [path, stat(path)] }
         settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).all? { |time| time < started_at - MARGIN } }
         modified = files.filter_map { |file| stats[file]&.[](3) }.max
         new(stats, settled, modified && Time.at(modified))
+      end
+
+      # The loaded +files+, and under every base (the +bases+ and the files'
+      # directories) each directory a file sits in relative to a base.
+      def self.watched(files, bases)
+        directories = (bases + files.map { |file| File.dirname(file) }).uniq
+        relative = files.flat_map { |file| relative_directories(file, directories) }.uniq
+        (files + directories.product(relative).map { |base, dir| dir == '.' ? base : File.join(base, dir) }).uniq
       end
 
       # The file path of a +file:+ URL, nil for any other URL.
@@ -80,7 +85,7 @@ module Sass
         nil
       end
 
-      private_class_method :new, :relative_directories
+      private_class_method :new, :watched, :relative_directories
 
       # @return [Boolean] whether every stat was old enough, at the compile, to
       #   be trusted

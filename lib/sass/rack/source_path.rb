@@ -30,7 +30,7 @@ module Sass
 
       # +segment+ (one path segment) percent-encoded for a URL.
       def self.encode(segment)
-        segment.b.gsub(%r{[^A-Za-z0-9\-._~!$&'()*+,;=:@]}) { |byte| format('%%%02X', byte.ord) }
+        segment.b.gsub(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]/) { |byte| format('%%%02X', byte.ord) }
       end
 
       # @param root [String] the directory of the stylesheets
@@ -39,7 +39,10 @@ module Sass
       def initialize(root, prefix, maps:)
         @root = File.expand_path(root)
         @prefix = "#{prefix.to_s.chomp('/')}/"
-        raise ArgumentError, "prefix must be a path that starts with /: #{prefix.inspect}" unless @prefix.start_with?('/')
+        unless @prefix.start_with?('/')
+          raise ArgumentError,
+                "prefix must be a path that starts with /: #{prefix.inspect}"
+        end
 
         @maps = maps
       end

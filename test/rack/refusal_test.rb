@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+require 'rack_helper'
+
+# Sass::Rack serves only entry stylesheets inside its root: every other path
+# under the prefix is a plain 404 and compiles nothing, whether the server
+# passes the path on as it came (a direct call, as Puma does) or
+# normalizes it first (WEBrick).
+class RackRefusalTest < Minitest::Test
+  include RackServers
+  include RackStylesheets
+
+  # Paths under the prefix that must be refused, each with what it aims at.
+  REFUSED = {
+    '/css/_partial.css' => 'a partial',
+    '/css/sub/_partial.css' => 'a partial in a directory',
+    '/css/%5Fpartial.css' => 'an encoded partial',
+    '/css/../secret.css' => 'a parent directory',
+    '/css/sub/../../secret.css' => 'a parent directory, deeper',
+    '/css/%2e%2e/secret.css' => 'an encoded parent directory',
+    '/css/%2E%2E%2Fsecret.css' => 'an encoded parent directory and slash',
+    '/css/..%2fsecret.css' => 'a parent directory with an encoded slash',
+    '/css/sub/..%5C..%5Csecret.css' => 'backslashes',
+    '/css/./app.css' => 'a dot segment',
+    '/css//app.css' => 'an empty segment',
+    '/css/%2Fsecret.css' => 'an encoded absolute path',
+    '/css//tmp/secret.css' => 'an absolute path',
+    '/css/app%00.css' => 'a NUL byte',
+    '/css/app%00/x.css' => 'a NUL byte in a directory',
+    '/css/%ff.css' => 'invalid UTF-8',
+    '/css/app%zz.css' => 'a broken escape',
+    '/css/.hidden.css' => 'a hidden file',
+    '/css/outside.css' => 'a symlink leading out',
+    '/css/linked/secret.css' => 'a symlinked directory leading out'
+  }.freeze
+
+  def setup
+    @dir = Dir.mktmpdir('sass-rack')
+    @root = File.join(@dir, 'styles')
+    compiled = 'a { b: compiled(); }'
+    write_tree(@dir, 'secret.scss' => compiled, 'styles/app.scss' => compiled, 'styles/_partial.scss' => compiled,
+                     'styles/sub/_partial.scss' => compiled, 'styles/.hidden.scss' => compiled,
+                     'styles/inside.scss' => compiled)
+    File.symlink(File.join(@dir, 'secret.scss'), File.join(@root, 'outside.scss'))
+    File.symlink(@dir, File.join(@root, 'linked'))
+    File.symlink(File.join(@root, 'inside.scss'), File.join(@root, 'alias.scss'))
+    @app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: counting_function)
+  end
+
+  def teardown
+    FileUtils.rm_rf(@dir) if @dir
+    super
+  end
+
+  def test_every_refused_path_is_a_404_that_compiles_nothing
+    REFUSED.each do |path, what|
+      status, headers, body = @app.call(rack_env(path))
+      assert_equal [404, 'text/plain; charset=utf-8', ['Not Found']], [status, headers['content-type'], body], what
+    end
+    assert_equal 0, compiles
+    # What is meant to be served still is, a symlink that stays inside too.
+    assert_equal 200, @app.call(rack_env('/css/app.css'))[0]
+    assert_equal 200, @app.call(rack_env('/css/alias.css'))[0]
+  end
+
+  def test_through_a_server_every_refused_path_is_a_4xx_that_compiles_nothing
+    assert RackServers.threaded?, 'Rack and WEBrick must be installed (ruby-rack, ruby-webrick, ruby-rackup on Rack 3)'
+    with_threaded_server(@app) do |base|
+      REFUSED.each do |path, what|
+        # WEBrick answers 400 itself for a path it cannot normalize.
+        assert_includes [400, 404], raw_status(base, path), what
+      end
+      assert_equal 200, raw_status(base, '/css/app.css')
+    end
+    assert_equal 1, compiles
+  end
+
+  def test_requests_that_are_not_get_or_head_pass_through
+    %w[POST PUT DELETE OPTIONS PATCH].each do |method|
+      assert_equal 418, @app.call(rack_env('/css/app.css', method:))[0], method
+      assert_equal 418, @app.call(rack_env('/css/../secret.css', method:))[0], method
+    end
+    assert_equal 0, compiles
+  end
+end
