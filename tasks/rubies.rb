@@ -46,10 +46,15 @@ module SassEmbeddedRubies
     def private_paths = private_build ? %W[lib/sass/#{minor} target/ruby-#{minor} tmp/ext-#{minor}] : []
   end
 
+  # The Sass::Rack tests' threaded server: Rack and WEBrick, and from Rack 3
+  # on (trixie, sid) the rackup gem that holds Rack's server handlers.
+  RACK = %w[ruby-rack ruby-webrick].freeze
+  RACK3 = [*RACK, 'ruby-rackup'].freeze
+
   RUBIES = [
-    Ruby.new(minor: '3.1', suite: 'bookworm', extra_suites: [], packages: %w[ruby3.1 ruby3.1-dev ruby-minitest]),
-    Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async]),
-    Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev])
+    Ruby.new(minor: '3.1', suite: 'bookworm', extra_suites: [], packages: %w[ruby3.1 ruby3.1-dev ruby-minitest] + RACK),
+    Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async] + RACK3),
+    Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev] + RACK3)
   ].freeze
 
   module_function

@@ -17,7 +17,7 @@ module SassEmbeddedRubies
   # the machine's, and cached for the next run. The gem is copied back into
   # the checkout's pkg/.
   ARM64 = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], architecture: 'arm64',
-                   packages: %w[ruby3.3 ruby3.3-dev ruby-async cargo rustc],
+                   packages: %w[ruby3.3 ruby3.3-dev ruby-async cargo rustc] + RACK3,
                    label: '3.3 on arm64 Linux (trixie, emulated)')
 
   # The steps of rake test:arm64 around the run in the root.

@@ -1,10 +1,14 @@
 # frozen_string_literal: true
 
 module SassEmbeddedRubies
-  # rake test:async2: the fiber tests under async 2 (Falcon's), which Debian
-  # sid builds for its Ruby 3.3 (bookworm's and trixie's is 1.30).
-  ASYNC2 = Ruby.new(minor: '3.3', suite: 'sid', packages: %w[ruby3.3 ruby3.3-dev ruby-async], private_build: true,
-                    label: '3.3 with async 2 (sid)')
+  # rake test:async2: the fiber tests, and Sass::Rack's under async-http's
+  # fiber server, under async 2 (Falcon's), which Debian sid builds for its
+  # Ruby 3.3 (bookworm's and trixie's is 1.30).
+  ASYNC2 = Ruby.new(minor: '3.3', suite: 'sid', packages: %w[ruby3.3 ruby3.3-dev ruby-async ruby-async-http] + RACK3,
+                    private_build: true, label: '3.3 with async 2 (sid)')
+  # What rake test:async2 runs.
+  ASYNC2_TESTS = 'test/{fiber_test,rack/concurrency_test}.rb'
+
   # rake test:rubies: `rake test:ruby` (the build, then minitest with -w)
   # under each Ruby, then a summary line per Ruby; fails if any failed.
   module Suite

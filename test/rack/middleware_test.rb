@@ -48,7 +48,9 @@ class RackMiddlewareTest < Minitest::Test
       %w[/css/app.scss /css/missing.css /other/app.css /css/app.png].each do |path|
         assert_equal ['418', 'passed on'], [http(base, path).code, http(base, path).body], path
       end
-      assert_equal '418', http(base, '/css/app.css', method: 'POST', body: 'x', headers: { 'Content-Type' => 'text/plain' }).code
+      assert_equal '418',
+                   http(base, '/css/app.css', method: 'POST', body: 'x',
+                                              headers: { 'Content-Type' => 'text/plain' }).code
       head = http(base, '/css/app.css', method: 'HEAD')
       assert_equal ['200', nil, '12'], [head.code, head.body, head['content-length']]
     end
