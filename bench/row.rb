@@ -9,7 +9,10 @@
 # wait_for; WORKLOAD and keys as in bench/raw/src/main.rs: startup,
 # bootstrap, tiny, calls, sleep, nested; count, threads, func, url, path,
 # sleep_ms; and here main=1 (compile on the main thread) and fibers=N (N
-# fibers of one thread under the async gem's scheduler).
+# fibers of one thread under the async gem's scheduler). WORKLOAD rack
+# (multiplexed only) answers +count+ requests on the main thread for the
+# Bootstrap stylesheet through Sass::Rack, unchanged after its first
+# compile: what the checks cost.
 
 require 'json'
 require_relative '../lib/sass-embedded'
@@ -46,7 +49,27 @@ compiler_cpu = 0.0
 compiler_rss = 0
 rss_samples = []
 
-if kind == 'startup'
+case kind
+when 'rack'
+  require_relative '../lib/sass/rack'
+  bootstrap = ENV.fetch('BENCH_BOOTSTRAP')
+  app = Sass::Rack.new(->(_) { raise 'passed on' }, root: File.dirname(bootstrap), prefix: '/css',
+                                                    style: :compressed, logger: Sass::Logger.silent)
+  env = { 'REQUEST_METHOD' => 'GET', 'PATH_INFO' => "/css/#{File.basename(bootstrap, '.scss')}.css" }
+  request = -> { app.call(env).tap { |status, _, _| raise "answered #{status}" unless status == 200 } }
+  request.call
+  # Until the files' stats are old enough to be trusted, a request recompiles.
+  sleep(Sass::Rack::Snapshot::MARGIN + 0.1)
+  request.call
+  compiled = app.instance_variable_get(:@stylesheets).each_value.first.instance_variable_get(:@output)
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  cpu_started = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  count.times { |i| request.call.tap { rss_samples << rss_kb if (i % [count / 10, 1].max).zero? } }
+  output = app.instance_variable_get(:@stylesheets).each_value.first.instance_variable_get(:@output)
+  raise 'a request recompiled the unchanged stylesheet' unless output.equal?(compiled)
+
+  compiles = count
+when 'startup'
   count.times do
     compiler = Sass::Compiler.new(dispatch:, executor:)
     compiler.info

@@ -64,6 +64,10 @@ def rows
   [
     { name: '1c start up cost', kind: 'startup', count: scaled(20, 3), threads: 1 },
     { name: '1t/100c bootstrap', kind: 'bootstrap', count: scaled(100, 3), threads: 1 },
+    # The same stylesheet through Sass::Rack, unchanged: requests, not
+    # compiles, each costing the checks alone (main thread, no server).
+    { name: 'main/20000r bootstrap via Sass::Rack', kind: 'rack', count: scaled(20_000, 200), threads: 1,
+      modes: %w[multiplexed] },
     *tiny_rows,
     # Most programs compile on their main thread.
     *[false, true].map do |func|
@@ -151,7 +155,7 @@ def format_row(row, mode, result, ratios)
 end
 
 abort "#{RAW} is missing: `rake bench` builds it" unless File.executable?(RAW)
-if ROWS.any? { |row| row[:kind] == 'bootstrap' } && !File.file?(BOOTSTRAP)
+if ROWS.any? { |row| %w[bootstrap rack].include?(row[:kind]) } && !File.file?(BOOTSTRAP)
   abort "#{BOOTSTRAP} is missing: rake bench fetches it with npm"
 end
 
@@ -171,7 +175,7 @@ results = ROWS.map do |row|
   end
   modes(row).each do |mode|
     ratios = {}
-    if mode != 'raw'
+    if mode != 'raw' && measured['raw']
       ratios[:raw] = format('%.2f', measured[mode][:rate] / measured['raw'][:rate])
       if mode == 'multiplexed' && measured['wait_for']
         ratios[:wait_for] = format('%.2f', measured[mode][:rate] / measured['wait_for'][:rate])
@@ -213,6 +217,16 @@ else
                   result[:host_rss_kb] / 1024.0)
     end
   end
+end
+
+rack = results.find { |row| row[:kind] == 'rack' }
+bootstrap = results.find { |row| row[:kind] == 'bootstrap' }
+if rack && bootstrap
+  requests = rack[:results]['multiplexed']
+  compiles = bootstrap[:results]['multiplexed']
+  puts "\nSass::Rack, unchanged Bootstrap: #{requests[:rate].round} requests/s " \
+       "(#{format('%.1f', per_compile(requests, :host_cpu))} us CPU each) against " \
+       "#{format('%.1f', compiles[:rate])} full compiles/s: #{(requests[:rate] / compiles[:rate]).round} x"
 end
 
 FileUtils.mkdir_p(File.join(__dir__, 'results'))

@@ -40,9 +40,10 @@ module Sass
         return new(nil, false, nil) if files.include?(nil)
 
         stats = watched(files, bases).to_h { |path| [path, stat(path)] }
-        settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).all? { |time| time < started_at - MARGIN } }
+        trusted = ((started_at - MARGIN) * 1e9).to_i
+        settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).all? { |time| time < trusted } }
         modified = files.filter_map { |file| stats[file]&.[](3) }.max
-        new(stats, settled, modified && Time.at(modified))
+        new(stats, settled, modified && Time.at(Rational(modified, 1_000_000_000)))
       end
 
       # The loaded +files+, and under every base (the +bases+ and the files'
@@ -76,11 +77,14 @@ module Sass
         end
       end
 
-      # A path's device, inode, size, and modification and change times as
-      # Unix times, or nil where nothing exists.
+      # A path's device, inode, size, and modification and change times (in
+      # nanoseconds since the epoch), or nil where nothing exists.
       def self.stat(path)
         stat = File.stat(path)
-        [stat.dev, stat.ino, stat.size, stat.mtime.to_r, stat.ctime.to_r]
+        mtime = stat.mtime
+        ctime = stat.ctime
+        [stat.dev, stat.ino, stat.size, (mtime.tv_sec * 1_000_000_000) + mtime.tv_nsec,
+         (ctime.tv_sec * 1_000_000_000) + ctime.tv_nsec]
       rescue Errno::ENOENT, Errno::ENOTDIR
         nil
       end
@@ -101,9 +105,13 @@ module Sass
         @last_modified = last_modified
       end
 
-      # @return [Boolean] whether every watched path is as it was
+      # @return [Boolean] whether every watched path is as it was (a path
+      # that was missing is checked without a stat, whose failure would cost
+      # an exception)
       def current?
-        !@stats.nil? && @stats.all? { |path, stat| Snapshot.stat(path) == stat }
+        !@stats.nil? && @stats.all? do |path, stat|
+          stat.nil? ? !File.exist?(path) : Snapshot.stat(path) == stat
+        end
       end
     end
   end
