@@ -135,7 +135,10 @@ class CompilerTest < Minitest::Test
 
   def test_only_the_established_public_constants_are_public
     PUBLIC_CONSTANTS.each do |mod, names|
-      assert_equal names.sort, mod.constants(false).sort, mod.name
+      # Sass::Rack, this gem's own, exists once `require 'sass/rack'` ran
+      # (as the Rack tests do); test/rack/middleware_test.rb checks its own.
+      own = mod == Sass && defined?(Sass::Rack) ? %i[Rack] : []
+      assert_equal (names + own).sort, mod.constants(false).sort, mod.name
     end
     assert_raises(NameError) { Sass::Embedded::Host }
     assert_raises(NameError) { Sass::Compiler::Session }

@@ -144,7 +144,7 @@ module RackStylesheets
   # Waits until the stats of files written before are trusted without a
   # recompile (Sass::Rack::Snapshot::MARGIN after they were written).
   def settle
-    sleep(Sass::Rack::Snapshot::MARGIN + 0.2)
+    sleep(Sass::Rack.const_get(:Snapshot)::MARGIN + 0.2)
   end
 
   # +compiled()+, counting the compiles that call it.

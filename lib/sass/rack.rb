@@ -117,6 +117,8 @@ module Sass
     end
     private_class_method :write
 
+    private_constant :SourcePath, :Snapshot, :Build, :Stylesheet
+
     private
 
     def stylesheet(target)

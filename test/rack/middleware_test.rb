@@ -202,6 +202,14 @@ class RackMiddlewareTest < Minitest::Test
     end
   end
 
+  def test_only_the_middleware_and_its_rake_task_are_public
+    assert_empty Sass::Rack.constants(false) - %i[Task]
+    assert_raises(NameError) { Sass::Rack::Snapshot }
+    out = IO.popen([RbConfig.ruby, '-I', File.expand_path('../../lib', __dir__), '-rsass-embedded', '-e',
+                    'print defined?(Sass::Rack).inspect'], &:read)
+    assert_equal 'nil', out, "require 'sass-embedded' alone leaves Sass::Rack out"
+  end
+
   def test_options_are_checked_when_the_middleware_is_made
     error = assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, sytle: :compressed) }
     assert_equal 'unknown keyword: :sytle', error.message
