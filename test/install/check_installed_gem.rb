@@ -4,7 +4,8 @@
 # and GEM_HOME of a fresh install, from a directory outside the checkout:
 # proves that the installed gem, not the checkout, loads and compiles (with a
 # function and an importer), and that its `sass` executable runs, both as a
-# command and loaded the way dartsass-rails loads it. Exits non-zero with a
+# command and loaded the way dartsass-rails loads it, and that
+# `require 'sass/rack'` gives the installed middleware. Exits non-zero with a
 # message on the first failure.
 
 require 'open3'
@@ -69,5 +70,17 @@ loader = "ARGV.replace(['--version']); load Gem.bin_path('sass-embedded', 'sass'
 out, err, status = Open3.capture3(RbConfig.ruby, '-e', loader)
 check(status.success? && out == "#{Sass::Embedded::VERSION}\n",
       "loading the sass executable said #{out.inspect} #{err}")
+
+require 'sass/rack'
+require 'tmpdir'
+check($LOADED_FEATURES.grep(%r{/sass/rack\.rb\z}).all? { |path| path.start_with?(spec.full_gem_path) },
+      'sass/rack is not the installed gem\'s')
+Dir.mktmpdir do |dir|
+  File.write(File.join(dir, 'app.scss'), 'a { b: c }')
+  status, headers, body = Sass::Rack.new(->(_) { [404, {}, []] }, root: dir)
+                                    .call('REQUEST_METHOD' => 'GET', 'PATH_INFO' => '/app.css')
+  check(status == 200 && headers['content-type'].start_with?('text/css') && body.join == "a {\n  b: c;\n}",
+        "Sass::Rack answered #{status} #{body.inspect}")
+end
 
 puts "installed gem #{spec.full_name} works: #{loaded.first}"
