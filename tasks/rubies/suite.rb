@@ -7,7 +7,7 @@ module SassEmbeddedRubies
   ASYNC2 = Ruby.new(minor: '3.3', suite: 'sid', packages: %w[ruby3.3 ruby3.3-dev ruby-async ruby-async-http] + RACK3,
                     private_build: true, label: '3.3 with async 2 (sid)')
   # What rake test:async2 runs.
-  ASYNC2_TESTS = 'test/{fiber_test,rack/concurrency_test}.rb'
+  ASYNC2_TESTS = 'test/fiber_test.rb test/rack/concurrency_test.rb'
 
   # rake test:rubies: `rake test:ruby` (the build, then minitest with -w)
   # under each Ruby, then a summary line per Ruby; fails if any failed.
@@ -19,11 +19,11 @@ module SassEmbeddedRubies
       line && %i[runs assertions failures errors skips].zip(line.map { |count| Integer(count) }).to_h
     end
 
-    # Runs +tests+ (a TEST pattern, or the whole Ruby suite) under each of
+    # Runs +tests+ (SASS_TESTS: globs, space-separated; or the whole Ruby suite) under each of
     # +rubies+.
     def call(rubies = SassEmbeddedRubies.selected, tests: nil, task: 'test:rubies')
       SassEmbeddedRubies.prepare(rubies)
-      only = tests ? " TEST=#{tests}" : ''
+      only = tests ? " SASS_TESTS=#{tests.shellescape}" : ''
       runs = rubies.map do |ruby|
         where = SassEmbeddedRubies.on_host?(ruby) ? "the machine's own Ruby" : "Debian #{ruby.suite} root"
         puts "\n== #{task}: Ruby #{ruby.name} (#{where})"
