@@ -98,6 +98,22 @@ class RackMiddlewareTest < Minitest::Test
     end
   end
 
+  def test_a_stylesheet_that_loaded_a_custom_importers_url_recompiles_on_every_request
+    write_tree(@root, 'app.scss' => '@use "theme:colors"; a { b: compiled(); c: colors.$c; }')
+    color = +'red'
+    importer = { canonicalize: ->(url, _) { url if url.start_with?('theme:') },
+                 load: ->(_) { { contents: "$c: #{color};", syntax: :scss } } }
+    settle
+    serve(functions: counting_function, importers: [importer], cache_control: 'private, max-age=0') do |base|
+      first = http(base, '/css/app.css')
+      assert_match 'c: red', first.body
+      assert_equal 'private, max-age=0', first['cache-control']
+      color.replace('blue') # nothing on disk tells of this change
+      assert_match 'c: blue', http(base, '/css/app.css').body
+      assert_equal 2, compiles
+    end
+  end
+
   def test_validators_and_conditional_requests
     write_tree(@root, 'app.scss' => 'a { b: c }')
     File.utime(Time.at(1_700_000_000), Time.at(1_700_000_000), File.join(@root, 'app.scss'))
