@@ -116,12 +116,14 @@ class RackMiddlewareTest < Minitest::Test
 
   def test_validators_and_conditional_requests
     write_tree(@root, 'app.scss' => 'a { b: c }')
+    written = Time.now.to_i
     File.utime(Time.at(1_700_000_000), Time.at(1_700_000_000), File.join(@root, 'app.scss'))
     serve do |base|
       first = http(base, '/css/app.css')
       etag = first['etag']
       assert_match(/\A"\h{32}"\z/, etag)
-      assert_equal Time.at(1_700_000_000).httpdate, first['last-modified']
+      # The newest change of what the compile depended on: here the utime.
+      assert_operator Time.httpdate(first['last-modified']).to_i, :>=, written
       assert_equal 'no-cache', first['cache-control']
 
       not_modified = http(base, '/css/app.css', headers: { 'If-None-Match' => etag })
@@ -141,6 +143,29 @@ class RackMiddlewareTest < Minitest::Test
       changed = http(base, '/css/app.css', headers: { 'If-None-Match' => etag })
       assert_equal '200', changed.code
       refute_equal etag, changed['etag']
+    end
+  end
+
+  def test_last_modified_moves_forward_for_a_copy_that_keeps_an_old_time
+    vendor = File.join(@dir, 'vendor')
+    write_tree(vendor, '_tone.scss' => '$c: red;')
+    write_tree(@root, 'app.scss' => '@use "tone"; a { b: tone.$c; }')
+    old = Time.at(1_600_000_000)
+    [File.join(vendor, '_tone.scss'), File.join(@root, 'app.scss'), vendor, @root].each do |path|
+      File.utime(old, old, path)
+    end
+    sleep 1.1 # so that the copy's change time is a later second
+    serve(load_paths: [vendor]) do |base|
+      first = http(base, '/css/app.css')
+      # As `cp -p` leaves it: a file that now wins the load, with an old time.
+      copy = File.join(@root, '_tone.scss')
+      File.write(copy, '$c: blue;')
+      File.utime(old, old, copy)
+      File.utime(old, old, @root)
+      second = http(base, '/css/app.css', headers: { 'If-Modified-Since' => first['last-modified'] })
+      assert_equal '200', second.code
+      assert_match 'b: blue', second.body
+      assert_operator Time.httpdate(second['last-modified']), :>, Time.httpdate(first['last-modified'])
     end
   end
 

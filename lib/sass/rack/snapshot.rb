@@ -42,7 +42,7 @@ module Sass
         stats = watched(files, bases).to_h { |path| [path, stat(path)] }
         trusted = ((started_at - MARGIN) * 1e9).to_i
         settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).all? { |time| time < trusted } }
-        modified = files.filter_map { |file| stats[file]&.[](3) }.max
+        modified = stats.each_value.filter_map { |stat| stat&.last(2)&.max }.max
         new(stats, settled, modified && Time.at(Rational(modified, 1_000_000_000)))
       end
 
@@ -96,7 +96,11 @@ module Sass
       attr_reader :settled
       alias settled? settled
 
-      # @return [Time, nil] the newest modification time of a loaded file
+      # The newest modification or change time of a watched path: every
+      # change a snapshot notices moves one of them forward (a change time
+      # cannot be set back, not even by a copy that keeps the modification
+      # time), so a later result never has an earlier Last-Modified.
+      # @return [Time, nil]
       attr_reader :last_modified
 
       def initialize(stats, settled, last_modified)
