@@ -34,6 +34,10 @@ module Sass
   # Responses carry +ETag+ and +Last-Modified+, and conditional requests get
   # 304.
   class Rack
+    # The request methods the middleware answers; others go on to the app.
+    SERVED_METHODS = %w[GET HEAD].freeze
+    private_constant :SERVED_METHODS
+
     # @param app [#call] the Rack application
     # @param root [String] the directory of the stylesheets
     # @param prefix [String] the URL path they are served under
@@ -61,7 +65,7 @@ module Sass
     def call(env)
       arrived = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       method = env['REQUEST_METHOD']
-      return @app.call(env) unless %w[GET HEAD].include?(method)
+      return @app.call(env) unless SERVED_METHODS.include?(method)
 
       target = @paths.resolve(env['PATH_INFO'].to_s)
       return @app.call(env) if target.nil?

@@ -71,7 +71,7 @@ module Sass
       def css(result, name)
         return result.css unless @maps
 
-        "#{result.css}\n\n/*# sourceMappingURL=#{SourcePath.encode(File.basename(name))}.map */\n"
+        "#{result.css}\n\n/*# sourceMappingURL=#{Embedded.const_get(:Url).escape(File.basename(name))}.map */\n"
       end
 
       # The compiler's map with +file+ the CSS file's name and each +file:+
@@ -87,9 +87,7 @@ module Sass
           path = Snapshot.path_of(url)
           next url if path.nil?
 
-          Pathname.new(path).relative_path_from(directory).to_s.split('/').map do |segment|
-            SourcePath.encode(segment)
-          end.join('/')
+          Embedded.const_get(:Url).escape(Pathname.new(path).relative_path_from(directory).to_s)
         end
         JSON.generate(map)
       end

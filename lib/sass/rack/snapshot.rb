@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require 'uri'
-
 module Sass
   class Rack
     # What one compile depended on, as file-system stats taken right after it,
@@ -54,13 +52,13 @@ module Sass
         (files + directories.product(relative).map { |base, dir| dir == '.' ? base : File.join(base, dir) }).uniq
       end
 
-      # The file path of a +file:+ URL, nil for any other URL.
+      # The file path of a local +file:+ URL, nil for any other URL.
       def self.path_of(url)
         return unless url.start_with?('file:')
 
-        path = URI::DEFAULT_PARSER.unescape(URI.parse(url).path)
+        path = Embedded.const_get(:Url).file_url_to_path(url)
         path.valid_encoding? ? path : nil
-      rescue URI::InvalidURIError
+      rescue ArgumentError
         nil
       end
 

@@ -28,11 +28,6 @@ module Sass
 
       attr_reader :root
 
-      # +segment+ (one path segment) percent-encoded for a URL.
-      def self.encode(segment)
-        segment.b.gsub(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]/) { |byte| format('%%%02X', byte.ord) }
-      end
-
       # @param root [String] the directory of the stylesheets
       # @param prefix [String] the URL path they are served under
       # @param maps [Boolean] whether +.css.map+ paths name source maps
@@ -77,7 +72,7 @@ module Sass
         return unless EXTENSIONS.include?(extension)
 
         name = "#{relative.delete_suffix(extension)}.css"
-        target = resolve(@prefix + name.split('/').map { |segment| SourcePath.encode(segment) }.join('/'))
+        target = resolve(@prefix + Embedded.const_get(:Url).escape(name))
         name if target.is_a?(Target) && target.source == source
       end
 
@@ -96,7 +91,7 @@ module Sass
       def segments(stem)
         return if stem.match?(/%(?!\h\h)/)
 
-        decoded = stem.b.gsub(/%(\h\h)/) { Regexp.last_match(1).hex.chr }.force_encoding(Encoding::UTF_8)
+        decoded = Embedded.const_get(:Url).unescape(stem)
         return if !decoded.valid_encoding? || decoded.match?(/[\0\\]/)
 
         segments = decoded.split('/', -1)
