@@ -217,6 +217,15 @@ class RackMiddlewareTest < Minitest::Test
     end
   end
 
+  def test_source_map_sources_are_escaped_and_never_read_as_a_scheme
+    write_tree(@root, 'x:y.scss' => "@use 'a b' as ab;\nc { d: e }", '_a b.scss' => 'f { g: h }')
+    serve(source_map: true) do |base|
+      assert_match 'sourceMappingURL=x:y.css.map', http(base, '/css/x:y.css').body
+      sources = JSON.parse(http(base, '/css/x:y.css.map').body)['sources']
+      assert_equal ['./x:y.scss', '_a%20b.scss'], sources.sort
+    end
+  end
+
   def test_production_compiles_once_and_never_checks
     write_tree(@root, 'app.scss' => 'a { b: compiled(); c: one }', 'bad.scss' => 'a {')
     serve(recompile: false, functions: counting_function) do |base|

@@ -87,7 +87,9 @@ module Sass
           path = Snapshot.path_of(url)
           next url if path.nil?
 
-          Embedded.const_get(:Url).escape(Pathname.new(path).relative_path_from(directory).to_s)
+          relative = Embedded.const_get(:Url).escape(Pathname.new(path).relative_path_from(directory).to_s)
+          # A first segment with a colon would read as a scheme.
+          relative.split('/', 2).first.include?(':') ? "./#{relative}" : relative
         end
         JSON.generate(map)
       end
