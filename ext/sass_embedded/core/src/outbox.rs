@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 
-use crate::executor::{self, Executor, Interest};
+use crate::executor::{self, Executor, Interest, Task};
 use crate::fork::ForkLocal;
 
 /// What the outbox reports when writing fails (the compiler closed its
@@ -94,7 +94,13 @@ impl Outbox {
         match write_queue(&mut state) {
             Ok(true) => Ok(offset),
             Ok(false) => {
-                self.start_flushing(&mut state);
+                let flush = self.start_flushing(&mut state);
+                // Spawned with the lock released: an executor that has
+                // stopped drops the task at once, and with it its watch.
+                drop(state);
+                if let Some(flush) = flush {
+                    self.executor.spawn(flush);
+                }
                 Ok(offset)
             }
             Err(error) => {
@@ -129,20 +135,24 @@ impl Outbox {
         (self.on_failure)(error);
     }
 
-    fn start_flushing(self: &Arc<Self>, state: &mut State) {
+    /// The task that writes the queue as the pipe drains, to be spawned
+    /// once `state` is unlocked; `None` if one is writing already (or
+    /// nothing can be written).
+    fn start_flushing(self: &Arc<Self>, state: &mut State) -> Option<Task> {
         if state.flushing {
-            return;
+            return None;
         }
-        let Some(stdin) = state.stdin.as_ref() else {
-            return;
-        };
+        let stdin = state.stdin.as_ref()?;
         let watch = match self.executor.watch(stdin.as_fd(), Interest::Write) {
             Ok(watch) => watch,
-            Err(error) => return self.failed(state, error),
+            Err(error) => {
+                self.failed(state, error);
+                return None;
+            }
         };
         state.flushing = true;
         let outbox = self.clone();
-        self.executor.spawn(Box::pin(async move {
+        Some(Box::pin(async move {
             loop {
                 if executor::ready(&*watch).await.is_err() {
                     // Writing will tell what is wrong.
@@ -166,7 +176,7 @@ impl Outbox {
                     }
                 }
             }
-        }));
+        }))
     }
 }
 

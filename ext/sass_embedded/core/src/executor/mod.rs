@@ -185,7 +185,10 @@ impl Signal {
             if std::mem::take(&mut state.0) {
                 return Poll::Ready(());
             }
-            state.1 = Some(cx.waker().clone());
+            let replaced = state.1.replace(cx.waker().clone());
+            // A waker is never dropped under the lock its drop could take.
+            drop(state);
+            drop(replaced);
             Poll::Pending
         })
         .await;
@@ -284,6 +287,78 @@ mod tests {
                 assert!(started.elapsed() < Duration::from_secs(10));
                 std::thread::sleep(Duration::from_millis(1));
             }
+        });
+    }
+
+    /// Wakes the task that polled with it, then stops the executor: woken
+    /// from the executor's own timer pass, it leaves that task queued, and
+    /// unrun, when the executor stops.
+    struct WakeThenStop {
+        task: std::task::Waker,
+        executor: std::sync::Mutex<Option<Arc<dyn Executor>>>,
+    }
+
+    impl std::task::Wake for WakeThenStop {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.task.wake_by_ref();
+            let executor = self.executor.lock().unwrap().take();
+            if let Some(executor) = executor {
+                executor.shutdown();
+            }
+        }
+    }
+
+    /// Held by a task: dropped with it, it wakes another task (as the last
+    /// reference to a connection wakes its stderr reader), then says so.
+    struct WakesOnDrop {
+        other: Arc<Signal>,
+        dropped: std::sync::mpsc::Sender<()>,
+    }
+
+    impl Drop for WakesOnDrop {
+        fn drop(&mut self) {
+            self.other.notify();
+            let _ = self.dropped.send(());
+        }
+    }
+
+    /// The deadlock of a clean-clone CI run: the built-in executor, stopping,
+    /// dropped its queued tasks while holding its run queue's lock, and a
+    /// dropped task that woke another one waited for that lock for ever.
+    #[test]
+    fn stopping_drops_a_queued_task_whose_drop_wakes_another() {
+        each_executor(|executor| {
+            let other = Arc::new(Signal::default());
+            // Spawned first, so it waits on the signal before the other runs.
+            let waiting = other.clone();
+            executor.spawn(Box::pin(async move {
+                waiting.wait().await;
+                std::future::pending::<()>().await;
+            }));
+            let (dropped, was_dropped) = std::sync::mpsc::channel();
+            let held = WakesOnDrop { other, dropped };
+            let mut sleep = executor.sleep(Duration::from_millis(10));
+            let stopper = executor.clone();
+            executor.spawn(Box::pin(async move {
+                let _held = held;
+                std::future::poll_fn(|cx| {
+                    let waker = std::task::Waker::from(Arc::new(WakeThenStop {
+                        task: cx.waker().clone(),
+                        executor: std::sync::Mutex::new(Some(stopper.clone())),
+                    }));
+                    sleep.as_mut().poll(&mut Context::from_waker(&waker))
+                })
+                .await;
+                std::future::pending::<()>().await;
+            }));
+            assert!(
+                was_dropped.recv_timeout(Duration::from_secs(10)).is_ok(),
+                "the executor, stopping, never dropped the queued task (deadlocked?)"
+            );
         });
     }
 

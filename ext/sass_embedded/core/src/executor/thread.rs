@@ -2,6 +2,12 @@
 //! waits for descriptors with `poll(2)`. It has no dependency and does only
 //! what the host needs (a handful of tasks, fewer timers and watches), so it
 //! scans lists instead of keeping heaps and maps.
+//!
+//! Its locks are never held while a task, future or waker is dropped or
+//! woken: a dropped future may drop the last reference to a connection,
+//! whose drop wakes another task, which takes the run queue's lock (and a
+//! dropped watch takes the interests' lock). So whatever leaves a list is
+//! taken out under the lock and woken or dropped after it is released.
 
 use std::collections::VecDeque;
 use std::io;
@@ -35,10 +41,24 @@ impl Wake for TaskCell {
             return;
         }
         if let Some(shared) = self.shared.upgrade() {
-            lock(&shared.ready).push_back(self.clone());
+            let mut ready = lock(&shared.ready);
+            // A stopped executor runs nothing more: the task stays with
+            // whoever holds its waker, and goes with it.
+            if ready.closed {
+                return;
+            }
+            ready.tasks.push_back(self.clone());
+            drop(ready);
             shared.notify.ring();
         }
     }
+}
+
+/// The tasks queued to run; closed once the executor stops.
+#[derive(Default)]
+struct Ready {
+    tasks: VecDeque<Arc<TaskCell>>,
+    closed: bool,
 }
 
 /// One registered interest: wake `waker` once `fd` is ready.
@@ -50,7 +70,7 @@ struct Interested {
 }
 
 struct Shared {
-    ready: Mutex<VecDeque<Arc<TaskCell>>>,
+    ready: Mutex<Ready>,
     timers: Mutex<Vec<(Instant, Waker)>>,
     interests: Mutex<Vec<Interested>>,
     /// Wakes the thread out of `poll`.
@@ -75,7 +95,7 @@ impl ThreadExecutor {
     /// Starts the executor's thread.
     pub fn start() -> io::Result<Self> {
         let shared = Arc::new(Shared {
-            ready: Mutex::new(VecDeque::new()),
+            ready: Mutex::new(Ready::default()),
             timers: Mutex::new(Vec::new()),
             interests: Mutex::new(Vec::new()),
             notify: Bell::new()?,
@@ -100,21 +120,22 @@ impl Shared {
         while !self.stopped.load(Ordering::Acquire) {
             // Run what is ready; tasks woken meanwhile run in this round too.
             loop {
-                let Some(task) = lock(&self.ready).pop_front() else {
+                let Some(task) = lock(&self.ready).tasks.pop_front() else {
                     break;
                 };
                 task.queued.store(false, Ordering::Release);
                 let waker = Waker::from(task.clone());
                 let mut future = lock(&task.future);
-                if let Some(running) = future.as_mut() {
-                    if running
+                let finished = match future.as_mut() {
+                    Some(running) => running
                         .as_mut()
                         .poll(&mut Context::from_waker(&waker))
-                        .is_ready()
-                    {
-                        *future = None;
-                    }
-                }
+                        .is_ready(),
+                    None => false,
+                };
+                let finished = if finished { future.take() } else { None };
+                drop(future);
+                drop(finished);
             }
             if self.stopped.load(Ordering::Acquire) {
                 break;
@@ -141,36 +162,57 @@ impl Shared {
             let failed = crate::sys::poll(&mut fds, timeout).is_err();
             self.notify.drain();
 
-            {
-                let mut interests = lock(&self.interests);
-                let ready: Vec<(RawFd, libc::c_short)> = fds[1..]
-                    .iter()
-                    .filter(|fd| failed || fd.revents != 0)
-                    .map(|fd| (fd.fd, fd.events))
-                    .collect();
-                interests.retain(|interest| {
-                    let fired = ready.contains(&(interest.fd, interest.events));
-                    if fired {
-                        interest.fired.store(true, Ordering::Release);
-                        interest.waker.wake_by_ref();
-                    }
-                    !fired
-                });
+            let ready: Vec<(RawFd, libc::c_short)> = fds[1..]
+                .iter()
+                .filter(|fd| failed || fd.revents != 0)
+                .map(|fd| (fd.fd, fd.events))
+                .collect();
+            let fired = take_where(&self.interests, |interest| {
+                ready.contains(&(interest.fd, interest.events))
+            });
+            for interest in fired {
+                interest.fired.store(true, Ordering::Release);
+                interest.waker.wake();
             }
             let now = Instant::now();
-            lock(&self.timers).retain(|(deadline, waker)| {
-                let due = *deadline <= now;
-                if due {
-                    waker.wake_by_ref();
-                }
-                !due
-            });
+            for (_, waker) in take_where(&self.timers, |(deadline, _)| *deadline <= now) {
+                waker.wake();
+            }
         }
-        // Stopped: drop every task (their futures may hold descriptors).
-        lock(&self.ready).clear();
-        lock(&self.timers).clear();
-        lock(&self.interests).clear();
+        self.close();
     }
+
+    /// Stopped: drops every task (their futures may hold descriptors), and
+    /// every waker that would keep one. Dropping one may wake or drop
+    /// others, so it goes on until nothing is left.
+    fn close(&self) {
+        loop {
+            let tasks = {
+                let mut ready = lock(&self.ready);
+                ready.closed = true;
+                std::mem::take(&mut ready.tasks)
+            };
+            let timers = std::mem::take(&mut *lock(&self.timers));
+            let interests = std::mem::take(&mut *lock(&self.interests));
+            if tasks.is_empty() && timers.is_empty() && interests.is_empty() {
+                return;
+            }
+            drop(tasks);
+            drop(timers);
+            drop(interests);
+        }
+    }
+}
+
+/// Takes out of `list` the entries `take` picks, keeping the others: what
+/// is taken is dropped or woken by the caller, after the lock is released.
+fn take_where<T>(list: &Mutex<Vec<T>>, mut take: impl FnMut(&T) -> bool) -> Vec<T> {
+    let mut list = lock(list);
+    let (taken, kept) = std::mem::take(&mut *list)
+        .into_iter()
+        .partition(|entry| take(entry));
+    *list = kept;
+    taken
 }
 
 impl Executor for ThreadExecutor {
@@ -229,21 +271,33 @@ impl Watch for ThreadWatch {
         if self.fired.swap(false, Ordering::AcqRel) {
             return Poll::Ready(Ok(()));
         }
-        let mut interests = lock(&self.shared.interests);
-        // One interest per watch: a repeated poll only updates the waker.
-        interests.retain(|interest| !Arc::ptr_eq(&interest.fired, &self.fired));
-        interests.push(Interested {
+        let interested = Interested {
             fd: self.fd.as_raw_fd(),
             events: self.events,
             fired: self.fired.clone(),
             waker: cx.waker().clone(),
-        });
+        };
+        // One interest per watch: a repeated poll only updates the waker
+        // (the one it replaces is dropped after the lock is released).
+        let replaced = {
+            let mut interests = lock(&self.shared.interests);
+            let replaced = interests
+                .iter()
+                .position(|interest| Arc::ptr_eq(&interest.fired, &self.fired))
+                .map(|at| interests.swap_remove(at));
+            interests.push(interested);
+            replaced
+        };
+        drop(replaced);
         Poll::Pending
     }
 }
 
 impl Drop for ThreadWatch {
     fn drop(&mut self) {
-        lock(&self.shared.interests).retain(|interest| !Arc::ptr_eq(&interest.fired, &self.fired));
+        let forgotten = take_where(&self.shared.interests, |interest| {
+            Arc::ptr_eq(&interest.fired, &self.fired)
+        });
+        drop(forgotten);
     }
 }
