@@ -24,7 +24,7 @@ module SassTestHelpers
     Dir.glob('/proc/[0-9]*/stat').filter_map do |stat|
       fields = File.read(stat).sub(/\A\d+ \(.*\) /m, '').split
       pid = Integer(File.basename(File.dirname(stat)))
-      pid if Integer(fields[1]) == Process.pid && fields[0] != 'Z'
+      pid if Integer(fields[1]) == Process.pid && fields[0] != 'Z' && pid != SassTestTimeout::WATCHDOG_PID
     rescue Errno::ENOENT, Errno::ESRCH
       nil
     end
@@ -122,13 +122,44 @@ class RecordingLogger
   end
 end
 
-# Bounds every test in time.
+# Bounds every test in time, twice: Timeout fails a test that runs past
+# TEST_TIMEOUT (it needs Ruby's threads to run), and a watchdog process
+# (test/support/watchdog.rb) kills the suite, naming the test and dumping its
+# threads, if a hang Ruby cannot interrupt outlasts that by WATCHDOG_GRACE.
 module SassTestTimeout
-  # Seconds one test may take before it fails.
-  TEST_TIMEOUT = Integer(ENV.fetch('SASS_TEST_TIMEOUT', 120))
+  # Seconds one test may take before it fails (SASS_TEST_TIMEOUT: scaled up
+  # where the suite runs under emulation, or under GC.stress).
+  TEST_TIMEOUT = Integer(ENV.fetch('SASS_TEST_TIMEOUT', 60))
+  # Seconds past TEST_TIMEOUT before the watchdog kills the suite.
+  WATCHDOG_GRACE = Integer(ENV.fetch('SASS_WATCHDOG_GRACE', 30))
+
+  # The watchdog's end of a pipe, and its pid; the suite writes a line to it
+  # as each test starts and ends.
+  def self.start_watchdog
+    reader, writer = IO.pipe
+    script = File.join(__dir__, 'support', 'watchdog.rb')
+    pid = Process.spawn(RbConfig.ruby, '--disable-gems', script, Process.pid.to_s,
+                        (TEST_TIMEOUT + WATCHDOG_GRACE).to_s, in: reader)
+    reader.close
+    writer.sync = true
+    [writer, pid]
+  end
+
+  WATCHDOG, WATCHDOG_PID = start_watchdog
+  WATCHDOG_OWNER = Process.pid
+
+  def self.tell_watchdog(line)
+    # A forked child's tests are its parent's.
+    WATCHDOG.write("#{line}\n") if Process.pid == WATCHDOG_OWNER
+  rescue IOError, SystemCallError
+    nil
+  end
 
   def run
+    SassTestTimeout.tell_watchdog("start #{self.class}##{name}")
     Timeout.timeout(TEST_TIMEOUT, Minitest::Assertion, "test did not finish within #{TEST_TIMEOUT}s") { super }
+  ensure
+    SassTestTimeout.tell_watchdog('done')
   end
 end
 

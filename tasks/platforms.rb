@@ -1,0 +1,86 @@
+# frozen_string_literal: true
+
+require 'rbconfig'
+
+# `rake test:platforms`: every platform beyond the machine's own, in turn,
+# each as `rake <task>` in a process of its own under a time limit. A failing
+# platform does not stop the others; the run ends with one line per platform
+# (passed or failed, its counts, its time, whether its roots were cached)
+# and fails if any platform did. Each platform stays a task of its own
+# (`rake test:arm64`, ...), and SASS_PLATFORMS=arm64,targets picks some.
+#
+# Needs root (the platforms run in Debian roots; tasks/rubies.rb).
+module SassEmbeddedPlatforms
+  # One platform: its name, the task that tests it, the Debian roots it runs
+  # in (cold until made and cached) and its limit in seconds.
+  Platform = Struct.new(:name, :task, :roots, :limit, keyword_init: true) do
+    def cached?
+      roots.all? { |root| File.file?(SassEmbeddedRubies::Roots.stamp_path(SassEmbeddedRubies::Roots.path(root))) }
+    end
+  end
+
+  module_function
+
+  def platforms
+    rubies = SassEmbeddedRubies::RUBIES.reject { |ruby| SassEmbeddedRubies.on_host?(ruby) }
+    [
+      Platform.new(name: 'rubies', task: 'test:rubies', roots: rubies, limit: 3600),
+      Platform.new(name: 'async2', task: 'test:async2', roots: [SassEmbeddedRubies::ASYNC2], limit: 1800),
+      Platform.new(name: 'targets', task: 'check:targets', roots: [SassEmbeddedRubies::TARGETS_ROOT], limit: 1800),
+      Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400)
+    ]
+  end
+
+  def selected
+    wanted = ENV.fetch('SASS_PLATFORMS', '').split(/[\s,]+/).reject(&:empty?)
+    return platforms if wanted.empty?
+
+    known = platforms.map(&:name)
+    unknown = wanted - known
+    abort "SASS_PLATFORMS: unknown #{unknown.join(', ')} (known: #{known.join(', ')})" unless unknown.empty?
+    platforms.select { |platform| wanted.include?(platform.name) }
+  end
+
+  # What a platform's output says it ran: minitest's totals (summed over
+  # its Rubies) or check:targets' clean targets.
+  def counts(output)
+    totals = output.scan(/^(\d+) runs, \d+ assertions, (\d+) failures, (\d+) errors, (\d+) skips$/)
+    unless totals.empty?
+      runs, failures, errors, skips = totals.map { |line| line.map { |count| Integer(count) } }.transpose.map(&:sum)
+      return "#{runs} runs, #{failures} failures, #{errors} errors, #{skips} skips"
+    end
+    checked = output.scan(/^check:targets: (\S+) clean/).flatten
+    checked.empty? ? 'no counts' : "#{checked.size} targets clean"
+  end
+
+  def call
+    results = selected.map do |platform|
+      cached = platform.cached?
+      puts "\n==== test:platforms: #{platform.name} (rake #{platform.task}, #{cached ? 'cached' : 'cold'})"
+      started = SassEmbeddedRubies.clock
+      status, output = SassEmbeddedRubies.stream(
+        {}, ['timeout', '-k', '30', platform.limit.to_s, RbConfig.ruby, '-S', 'rake', platform.task]
+      )
+      [platform, status, output, SassEmbeddedRubies.clock - started, cached]
+    end
+    summarize(results)
+  end
+
+  def summarize(results)
+    puts "\n==== test:platforms summary"
+    results.each do |platform, status, output, seconds, cached|
+      verdict = if status.success?
+                  'passed'
+                elsif status.exitstatus == 124
+                  "FAILED (timed out after #{platform.limit} s)"
+                else
+                  'FAILED'
+                end
+      puts "#{platform.name}: #{verdict}, #{counts(output)}, #{SassEmbeddedRubies.duration(seconds)}, " \
+           "#{cached ? 'cached' : 'cold'} (rake #{platform.task})"
+    end
+    failed = results.reject { |_, status| status.success? }.map(&:first).map(&:name)
+    puts "test:platforms: #{results.size - failed.size} of #{results.size} platforms passed"
+    abort "test:platforms failed: #{failed.join(', ')}" unless failed.empty?
+  end
+end
