@@ -1,0 +1,104 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+require 'json'
+require 'open3'
+require 'rbconfig'
+require 'shellwords'
+require_relative '../ext/sass_embedded/compiler_package'
+
+# Whether the running Ruby is a musl one decides the compiler package and the
+# build's link flags. It is told by the Ruby itself (its host_os, else the
+# loader its executable names), never by a musl loader the machine happens to
+# have: Debian's `musl` package (pulled in by musl-tools) installs one on
+# glibc systems.
+class MuslDetectionTest < Minitest::Test
+  PACKAGE = SassEmbeddedBuild::CompilerPackage
+  ELF = SassEmbeddedBuild::ElfInterpreter
+
+  # A minimal ELF file (64 or 32 bits, little or big endian) with a
+  # PT_INTERP program header naming +interpreter+, after a PT_LOAD one.
+  def elf(interpreter, wide: true, little: true)
+    half, word, address = little ? %w[v V Q<] : %w[n N Q>]
+    address = word unless wide
+    ehsize = wide ? 64 : 52
+    phentsize = wide ? 56 : 32
+    text = "#{interpreter}\0"
+    at = ehsize + (2 * phentsize)
+    ident = ["\x7FELF".b, wide ? 2 : 1, little ? 1 : 2, 1].pack('a4CCC').ljust(16, "\0")
+    header = ident + [2, 62, 1].pack("#{half}#{half}#{word}") +
+             [0, ehsize, 0].pack(address * 3) + [0, ehsize, phentsize, 2, 0, 0, 0].pack("#{word}#{half * 6}")
+    program = lambda do |type, offset, size|
+      if wide
+        [type, 4].pack(word * 2) + [offset, 0, 0, size, size, 1].pack(address * 6)
+      else
+        [type, offset, 0, 0, size, size, 4, 1].pack(word * 8)
+      end
+    end
+    header + program.call(1, 0, 0) + program.call(3, at, text.bytesize) + text
+  end
+
+  def interpreter_of(bytes)
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, 'a.out')
+      File.binwrite(path, bytes)
+      ELF.of(path)
+    end
+  end
+
+  def test_reads_the_interpreter_of_elf_files_of_each_width_and_byte_order
+    [[true, true], [true, false], [false, true], [false, false]].each do |wide, little|
+      assert_equal '/lib/ld-musl-aarch64.so.1', interpreter_of(elf('/lib/ld-musl-aarch64.so.1', wide:, little:)),
+                   "#{wide ? 64 : 32} bits, #{little ? 'little' : 'big'} endian"
+    end
+    assert_nil interpreter_of('#!/bin/sh')
+    assert_nil interpreter_of(elf('x')[0, 70]), 'a truncated file names no interpreter'
+  end
+
+  def test_this_glibc_ruby_names_glibcs_loader_and_is_not_musl
+    assert_match %r{/ld-linux-[^/]+\.so\.\d+\z}, ELF.of(RbConfig.ruby)
+    refute PACKAGE.musl?
+    assert_equal "sass-embedded-linux-#{PACKAGE.name[/[^-]+\z/]}", PACKAGE.name
+  end
+
+  def test_a_musl_ruby_is_told_by_its_host_os_or_its_loader
+    Dir.mktmpdir do |dir|
+      musl_ruby = File.join(dir, 'ruby')
+      File.binwrite(musl_ruby, elf('/lib/ld-musl-x86_64.so.1'))
+      assert PACKAGE.musl?(host_os: 'linux', executable: musl_ruby)
+      assert PACKAGE.musl?(host_os: 'linux-musl', executable: RbConfig.ruby)
+      refute PACKAGE.musl?(host_os: 'linux-gnu', executable: RbConfig.ruby)
+      refute PACKAGE.musl?(host_os: 'darwin23', executable: musl_ruby)
+      assert_equal 'sass-embedded-linux-musl-x64', PACKAGE.name(host_cpu: 'x86_64', musl: PACKAGE.musl?(
+        host_os: 'linux', executable: musl_ruby
+      ))
+    end
+  end
+
+  # Debian's musl package in place, as a private overlay on /usr/lib (which
+  # /lib points to) in a mount namespace of the test's own: the glibc Ruby
+  # still gets the glibc compiler package and a glibc build.
+  def test_a_musl_loader_on_a_glibc_machine_leaves_the_glibc_package
+    skip 'needs root, for a mount namespace and an overlay' unless Process.euid.zero?
+
+    loader = "/lib/ld-musl-#{RbConfig::CONFIG['host_cpu']}.so.1"
+    Dir.mktmpdir do |dir|
+      report = 'puts JSON.generate([Dir.glob("/lib/ld-musl-*"), SassEmbeddedBuild::CompilerPackage.musl?, ' \
+               'SassEmbeddedBuild::CompilerPackage.name])'
+      script = <<~SH
+        mount -t tmpfs tmpfs #{dir.shellescape} && mkdir #{dir}/upper #{dir}/work &&
+        mount -t overlay overlay -o lowerdir=/usr/lib,upperdir=#{dir}/upper,workdir=#{dir}/work /usr/lib &&
+        touch #{File.join('/usr/lib', File.basename(loader))} &&
+        exec #{RbConfig.ruby.shellescape} -rjson -r#{File.expand_path('../ext/sass_embedded/compiler_package', __dir__).shellescape} -e #{report.shellescape}
+      SH
+      output, status = Open3.capture2e('unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', script)
+      assert status.success?, output
+      loaders, musl, package = JSON.parse(output.lines.last)
+
+      assert_equal [loader], loaders, 'the musl loader is in place'
+      refute musl, 'a glibc Ruby is taken for musl'
+      assert_equal PACKAGE.name, package
+    end
+    refute File.exist?(loader), 'the loader stayed inside the namespace'
+  end
+end
