@@ -36,7 +36,9 @@ module Sass
   class Rack
     # The request methods the middleware answers; others go on to the app.
     SERVED_METHODS = %w[GET HEAD].freeze
-    private_constant :SERVED_METHODS
+    # How many stylesheets' outputs a middleware keeps (see #stylesheet).
+    MAX_STYLESHEETS = 512
+    private_constant :SERVED_METHODS, :MAX_STYLESHEETS
 
     # @param app [#call] the Rack application
     # @param root [String] the directory of the stylesheets
@@ -53,7 +55,7 @@ module Sass
                    cache_control: 'no-cache', **options)
       @app = app
       @paths = SourcePath.new(root, prefix, maps: source_map)
-      @build = Build.new(options, root: @paths.root, maps: source_map)
+      @build = Build.new(options, paths: @paths, maps: source_map)
       @recompile = recompile
       @cache_control = cache_control
       @stylesheets = {}
@@ -72,6 +74,8 @@ module Sass
       return plain(404, 'Not Found') if target == SourcePath::REFUSED
 
       output = stylesheet(target).fetch(arrived, env['rack.errors'])
+      return plain(404, 'Not Found') if output.nil?
+
       response = respond(output, target.kind, env)
       response[2] = [] if method == 'HEAD'
       response
@@ -89,14 +93,16 @@ module Sass
     # @raise [CompileError] when a stylesheet fails to compile
     def self.precompile(root:, output:, source_map: false, **options)
       paths = SourcePath.new(root, '/', maps: source_map)
-      build = Build.new(options, root: paths.root, maps: source_map)
+      build = Build.new(options, paths:, maps: source_map)
       output = File.expand_path(output)
       Dir.glob('**/*{.scss,.sass,.css}', base: paths.root).sort.flat_map do |relative|
         source = File.join(paths.root, relative)
         name = paths.name_of(source)
         next [] if name.nil? || source.start_with?("#{output}/")
 
-        compiled = build.call(source, name, rescue_errors: false)
+        compiled = build.call(File.realpath(source), name, rescue_errors: false)
+        next [] if compiled.nil?
+
         { name => compiled.css, "#{name}.map" => compiled.source_map }.filter_map do |file, body|
           write(File.join(output, file), body) unless body.nil?
         end
@@ -125,9 +131,18 @@ module Sass
 
     private
 
+    # The stylesheet of +target+, kept by its real path (so every spelling
+    # of one file shares one compile and one entry) in a cache of at most
+    # MAX_STYLESHEETS, the least recently requested going first: one entry
+    # per stylesheet in the root, which an app keeps in the tens, and a bound
+    # even for a root of thousands.
     def stylesheet(target)
       @mutex.synchronize do
-        @stylesheets[target.source] ||= Stylesheet.new(@recompile) { @build.call(target.source, target.name) }
+        stylesheet = @stylesheets.delete(target.source) ||
+                     Stylesheet.new(@recompile) { @build.call(target.source, target.name) }
+        @stylesheets[target.source] = stylesheet
+        @stylesheets.shift while @stylesheets.size > MAX_STYLESHEETS
+        stylesheet
       end
     end
 

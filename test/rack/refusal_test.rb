@@ -75,6 +75,22 @@ class RackRefusalTest < Minitest::Test
     assert_equal 1, compiles
   end
 
+  # A path of thousands of segments (8 KB, under Puma's limit) is refused
+  # before anything is joined or looked up; a deep stylesheet still is served.
+  def test_a_path_of_more_segments_than_any_tree_has_is_a_404_that_looks_nothing_up
+    bound = Sass::Rack.const_get(:SourcePath)::MAX_SEGMENTS
+    deep = Array.new(bound - 1) { 'd' }.join('/')
+    write_tree(@root, "#{deep}/app.scss" => 'a { b: compiled(); }')
+    assert_equal 200, @app.call(rack_env("/css/#{deep}/app.css"))[0]
+    assert_equal 1, compiles
+
+    [bound + 1, 4000].each do |count|
+      path = "/css/#{Array.new(count - 1) { 'd' }.join('/')}/app.css"
+      assert_equal [404, ['Not Found']], @app.call(rack_env(path)).values_at(0, 2), "#{count} segments"
+    end
+    assert_equal 1, compiles
+  end
+
   def test_requests_that_are_not_get_or_head_pass_through
     %w[POST PUT DELETE OPTIONS PATCH].each do |method|
       assert_equal 418, @app.call(rack_env('/css/app.css', method:))[0], method

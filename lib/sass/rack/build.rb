@@ -27,11 +27,15 @@ module Sass
         name if type == :key
       end - %i[source_map source_map_include_sources]).freeze
 
+      # The syntax of an entry stylesheet, by its extension.
+      SYNTAXES = { '.sass' => :indented, '.css' => :css }.freeze
+
       # @param options [Hash] {Sass.compile}'s options
-      # @param root [String] the stylesheets' directory
+      # @param paths [SourcePath] where the stylesheets are, and how one is
+      #   read
       # @param maps [Boolean] whether to build source maps (with sources
       #   embedded, so that developer tools show them)
-      def initialize(options, root:, maps:)
+      def initialize(options, paths:, maps:)
         unknown = options.keys - COMPILE_OPTIONS
         if unknown.any?
           raise ArgumentError,
@@ -39,18 +43,25 @@ module Sass
         end
 
         @options = options.merge(source_map: maps, source_map_include_sources: maps).freeze
-        @bases = [root, *Array(options[:load_paths]).map { |path| File.expand_path(path) }].uniq.freeze
+        @paths = paths
+        @bases = [paths.root, *Array(options[:load_paths]).map { |path| File.expand_path(path) }].uniq.freeze
         @maps = maps
       end
 
-      # Compiles +source+, served as +name+ (+sub/app.css+).
-      # @return [Output]
+      # Compiles +source+ (a real path SourcePath#resolve returned), served
+      # as +name+ (+sub/app.css+). The compiler gets the text of the file
+      # SourcePath#read checked, with the file's URL (so its loads, errors
+      # and map are the file's), never a path to open again.
+      # @return [Output, nil] nil when the file is no longer one to serve
       # @raise [CompileError] unless +rescue_errors+, when it fails
       def call(source, name, rescue_errors: true)
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         started_at = Process.clock_gettime(Process::CLOCK_REALTIME)
+        text = @paths.read(source)
+        return if text == SourcePath::REFUSED
+
         begin
-          result = Sass.compile(source, **@options)
+          result = compile(text, source)
         rescue CompileError => e
           raise unless rescue_errors
 
@@ -67,6 +78,17 @@ module Sass
       end
 
       private
+
+      def compile(text, source)
+        url = Embedded.const_get(:Url).path_to_file_url(source)
+        # What the compiler says of a file it reads that is not UTF-8.
+        unless text.valid_encoding?
+          raise CompileError.new('Invalid UTF-8.', "Error: Invalid UTF-8.\n    #{source}  root stylesheet", nil, nil,
+                                 [url])
+        end
+
+        Sass.compile_string(text, url:, syntax: SYNTAXES.fetch(File.extname(source), :scss), **@options)
+      end
 
       def css(result, name)
         return result.css unless @maps

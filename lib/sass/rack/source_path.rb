@@ -11,14 +11,25 @@ module Sass
     # +/css/sub/app.css.map+ names its source map. A path under the prefix is
     # refused (a 404, whatever exists) when, percent-decoded, it holds a NUL
     # or a backslash, is not valid UTF-8, has an empty, +.+, +..+ or
-    # dot-led segment, names a partial (+_name+), or names a file whose real
-    # path (symlinks followed) lies outside the root's.
+    # dot-led segment, names a partial (+_name+), has more than
+    # MAX_SEGMENTS segments, or names a file whose real path (symlinks
+    # followed) lies outside the root's.
+    #
+    # What was checked is what is compiled: a stylesheet is known by its real
+    # path, and {#read} opens that path and checks the file it opened (the
+    # descriptor's own path), so a symlink swapped between the check and the
+    # read cannot lead it outside the root.
     # @!visibility private
     class SourcePath
       # What a request path names: +kind+ is +:css+ or +:map+, +source+ the
-      # stylesheet's absolute path, +name+ the CSS file's path under the
-      # prefix (+sub/app.css+).
+      # stylesheet's real path (symlinks followed: one stylesheet has one
+      # however many ways a request can spell it), +name+ the CSS file's
+      # path under the prefix (+sub/app.css+).
       Target = Struct.new(:kind, :source, :name)
+
+      # More segments than any stylesheet tree has: a longer path is refused
+      # before anything is looked up.
+      MAX_SEGMENTS = 64
 
       # The stylesheet extensions, in the order a request tries them.
       EXTENSIONS = %w[.scss .sass .css].freeze
@@ -73,7 +84,27 @@ module Sass
 
         name = "#{relative.delete_suffix(extension)}.css"
         target = resolve(@prefix + Embedded.const_get(:Url).escape(name))
-        name if target.is_a?(Target) && target.source == source
+        name if target.is_a?(Target) && target.source == File.realpath(source)
+      rescue SystemCallError
+        nil
+      end
+
+      # The text of the stylesheet at +source+ (a real path {#resolve}
+      # returned), read from the file it names now if that file is a regular
+      # file inside the root; otherwise REFUSED. Opened without blocking, so a
+      # FIFO put in its place is refused, not waited on.
+      # @return [String, REFUSED]
+      def read(source)
+        File.open(source, File::RDONLY | File::NONBLOCK) do |file|
+          return REFUSED unless file.stat.file?
+
+          opened = opened_path(file, source)
+          return REFUSED unless opened && inside?(opened)
+
+          file.read.force_encoding(Encoding::UTF_8)
+        end
+      rescue SystemCallError, IOError
+        REFUSED
       end
 
       private
@@ -94,24 +125,40 @@ module Sass
         decoded = Embedded.const_get(:Url).unescape(stem)
         return if !decoded.valid_encoding? || decoded.match?(/[\0\\]/)
 
-        segments = decoded.split('/', -1)
-        return if segments.empty? || segments.any? { |segment| segment.empty? || segment.start_with?('.') }
+        segments = decoded.split('/', MAX_SEGMENTS + 1)
+        return if segments.empty? || segments.length > MAX_SEGMENTS
+        return if segments.any? { |segment| segment.empty? || segment.start_with?('.') }
         return if segments.last.start_with?('_')
 
         segments
       end
 
-      # The first stylesheet that exists for +segments+; REFUSED if its real
-      # path leaves the root.
+      # The real path of the first stylesheet that exists for +segments+;
+      # REFUSED if it leaves the root.
       def find(segments)
-        base = File.join(@root, *segments)
+        base = "#{@root}/#{segments.join('/')}"
         source = EXTENSIONS.lazy.map { |extension| base + extension }.find { |file| File.file?(file) }
         return if source.nil?
 
-        real_root = File.realpath(@root)
-        File.realpath(source).start_with?("#{real_root}/") ? source : REFUSED
+        real = File.realpath(source)
+        inside?(real) ? real : REFUSED
       rescue SystemCallError
         REFUSED
+      end
+
+      def inside?(path)
+        path.start_with?("#{File.realpath(@root)}/")
+      end
+
+      # The path of the file +file+ has open: on Linux the descriptor's own
+      # (/proc), which names exactly the file opened. Elsewhere +path+ (what
+      # was opened) if it still is that file's real path once opened.
+      def opened_path(file, path)
+        File.readlink("/proc/self/fd/#{file.fileno}")
+      rescue SystemCallError
+        now = File.stat(path)
+        opened = file.stat
+        path if File.realpath(path) == path && now.dev == opened.dev && now.ino == opened.ino
       end
     end
   end

@@ -16,6 +16,7 @@ module Sass
     class Stylesheet
       # @param recompile [Boolean] whether to check the files and recompile
       # @param build [Proc] compiles the stylesheet, returning a Build::Output
+      #   (nil if its file is no longer one to serve)
       def initialize(recompile, &build)
         @recompile = recompile
         @build = build
@@ -26,15 +27,17 @@ module Sass
       # @param arrived [Float] when the request arrived (monotonic clock)
       # @param errors [#write, nil] where a compile error is logged: once, by
       #   the compile that first produced it
-      # @return [Build::Output]
+      # @return [Build::Output, nil] nil if the file is no longer one to
+      #   serve (the request is refused; nothing is kept)
       def fetch(arrived, errors)
         @mutex.synchronize do
           return @output if current?(arrived)
 
-          previous = @output
-          @output = @build.call
-          log(@output.error, errors) unless @output.error.nil? || same_error?(previous&.error, @output.error)
-          @output
+          output = @build.call
+          return if output.nil?
+
+          log(output.error, errors) unless output.error.nil? || same_error?(@output&.error, output.error)
+          @output = output
         end
       end
 

@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+require 'rack_helper'
+
+# Symlinks inside Sass::Rack's root: what is checked is what is compiled (a
+# symlink swapped between the check and the read never leads outside the
+# root), and a stylesheet is one stylesheet however a request spells it.
+class RackSymlinkTest < Minitest::Test
+  include RackStylesheets
+
+  def setup
+    @dir = Dir.mktmpdir('sass-rack')
+    @root = File.join(@dir, 'styles')
+    write_tree(@dir, 'styles/inside.scss' => "a { b: compiled(); c: inside; }\n",
+                     'outside.txt' => "secret { b: outside; }\n")
+  end
+
+  def teardown
+    FileUtils.rm_rf(@dir) if @dir
+    super
+  end
+
+  def cached(app) = app.instance_variable_get(:@stylesheets).size
+
+  # `ln -sfn`: a new symlink renamed over the old one, atomically.
+  def point(link, target, spare)
+    File.symlink(target, spare)
+    File.rename(spare, link)
+  end
+
+  def test_a_symlink_swapped_while_requests_come_never_serves_the_outside_file
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: counting_function)
+    link = File.join(@root, 'theme.scss')
+    File.symlink('inside.scss', link)
+    stop = false
+    swapper = Thread.new do
+      swaps = 0
+      until stop
+        swaps += 1
+        point(link, swaps.odd? ? File.join(@dir, 'outside.txt') : 'inside.scss', File.join(@dir, "spare#{swaps}"))
+        Thread.pass
+      end
+    end
+    bodies = Array.new(1000) do
+      status, _, body = app.call(rack_env('/css/theme.css'))
+      [status, body.join]
+    end
+    stop = true
+    swapper.join
+
+    leaked = bodies.count { |_, body| body.include?('outside') || body.include?('secret') }
+    assert_equal 0, leaked, "#{leaked} of #{bodies.size} responses carried the outside file's text"
+    served = bodies.count { |status, body| status == 200 && body.include?('inside') }
+    assert_operator served, :>, 0, 'the symlink was never served while it pointed inside'
+    assert_empty(bodies.map(&:first).uniq - [200, 404])
+  end
+
+  def test_every_spelling_through_symlink_loops_is_one_stylesheet_compiled_once
+    File.symlink('.', File.join(@root, 'a'))
+    File.symlink('.', File.join(@root, 'b'))
+    settle
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: counting_function)
+    spellings = (1..300).map { |n| "/css/#{n.to_s(2).tr('01', 'ab').chars.join('/')}/inside.css" }
+    responses = spellings.map { |path| app.call(rack_env(path)) }
+
+    assert_equal [200], responses.map(&:first).uniq
+    assert_equal 1, responses.map { |_, _, body| body.join }.uniq.size
+    assert_equal 1, compiles
+    assert_equal 1, cached(app)
+  end
+
+  def test_the_cache_keeps_the_most_recently_requested_stylesheets_up_to_its_bound
+    bound = Sass::Rack.const_get(:MAX_STYLESHEETS)
+    (bound + 8).times { |n| File.write(File.join(@root, "s#{n}.scss"), "a { b: compiled(); }\n") }
+    settle
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: counting_function)
+    (bound + 8).times { |n| assert_equal 200, app.call(rack_env("/css/s#{n}.css"))[0] }
+    assert_equal bound, cached(app)
+    assert_equal bound + 8, compiles
+
+    # The newest are kept; the oldest were let go, and compile again.
+    app.call(rack_env("/css/s#{bound + 7}.css"))
+    assert_equal bound + 8, compiles
+    app.call(rack_env('/css/s0.css'))
+    assert_equal bound + 9, compiles
+    assert_equal bound, cached(app)
+  end
+
+  # The compiler gets the checked file's text, not its path: a file that is
+  # not UTF-8 still fails as the compiler would fail it, naming the file, and
+  # its fix is seen.
+  def test_an_entry_that_is_not_utf8_shows_the_compilers_error_until_fixed
+    path = File.join(@root, 'latin.scss')
+    File.binwrite(path, "a { b: \"caf\xE9\"; }\n")
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css')
+    status, headers, body = app.call(rack_env('/css/latin.css'))
+    assert_equal [200, 'no-store'], [status, headers['cache-control']]
+    assert_includes body.join, 'Invalid UTF-8.'
+    assert_includes body.join, path
+
+    File.binwrite(path, "a { b: \"caf\u00E9\"; }\n")
+    assert_equal "a {\n  b: \"caf\u00E9\";\n}",
+                 app.call(rack_env('/css/latin.css'))[2].join.delete_prefix("@charset \"UTF-8\";\n")
+  end
+end
