@@ -77,7 +77,13 @@ module Sass
     # the full message, and a +body::before+ rule that displays it.
     # @return [String]
     def to_css
-      content = full_message(highlight: false, order: :top)
+      CompileError.css_page(full_message(highlight: false, order: :top))
+    end
+
+    # The stylesheet #to_css returns, showing +content+.
+    # @return [String]
+    # @!visibility private
+    def self.css_page(content)
       comment = content.gsub('*/', "*\u2060/").gsub("\r\n", "\n").split("\n").join("\n * ")
       <<~CSS
         /* #{comment} */

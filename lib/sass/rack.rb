@@ -71,12 +71,8 @@ module Sass
 
       target = @paths.resolve(env['PATH_INFO'].to_s)
       return @app.call(env) if target.nil?
-      return plain(404, 'Not Found') if target == SourcePath::REFUSED
 
-      output = stylesheet(target).fetch(arrived, env['rack.errors'])
-      return plain(404, 'Not Found') if output.nil?
-
-      response = respond(output, target.kind, env)
+      response = answer(target, arrived, env)
       response[2] = [] if method == 'HEAD'
       response
     end
@@ -131,6 +127,13 @@ module Sass
 
     private
 
+    def answer(target, arrived, env)
+      return plain(404, 'Not Found') if target == SourcePath::REFUSED
+
+      output = stylesheet(target).fetch(arrived, env['rack.errors'])
+      output.nil? ? plain(404, 'Not Found') : respond(output, target.kind, env)
+    end
+
     # The stylesheet of +target+, kept by its real path (so every spelling
     # of one file shares one compile and one entry) in a cache of at most
     # MAX_STYLESHEETS, the least recently requested going first: one entry
@@ -150,14 +153,16 @@ module Sass
       if output.error
         return plain(500, "Sass compile error (logged)\n") unless @recompile
 
-        return kind == :map ? plain(404, 'Not Found') : css(output.css, 'cache-control' => 'no-store')
+        return kind == :map ? plain(404, 'Not Found') : css(output.css, { 'cache-control' => 'no-store' })
       end
       return plain(404, 'Not Found') if kind == :map && output.source_map.nil?
 
       body, etag = kind == :map ? [output.source_map, output.map_etag] : [output.css, output.css_etag]
-      validators = { 'etag' => etag, 'last-modified' => output.last_modified&.httpdate }.compact
-      headers = { 'cache-control' => @cache_control, **validators }
-      return [304, headers, []] if not_modified?(env, etag, output.last_modified)
+      # RFC 9110 8.8.2.1: never a Last-Modified later than the response.
+      last_modified = output.last_modified&.then { |time| [time, Time.now].min }
+      validators = { 'etag' => etag, 'last-modified' => last_modified&.httpdate }
+      headers = { 'cache-control' => @cache_control, **validators }.compact
+      return [304, headers, []] if not_modified?(env, etag, last_modified)
 
       kind == :map ? [200, content('application/json', body).merge(headers), [body]] : css(body, headers)
     end

@@ -181,12 +181,83 @@ class RackMiddlewareTest < Minitest::Test
       assert_nil broken['etag']
       assert_match 'body::before', broken.body
       assert_match 'Expected identifier.', broken.body
+      # The Sass error alone: no Ruby backtrace with the server's paths.
+      refute_match(/\.rb:\d+:in /, broken.body)
       3.times { http(base, '/css/app.css') }
       assert_equal 1, @errors.string.scan('Sass::Rack: ').length, @errors.string
       assert_match(/Expected identifier\..*_part\.scss 1:10/m, @errors.string)
 
       write_file(File.join(@root, '_part.scss'), '$c: blue;')
       assert_equal "a {\n  b: blue;\n}", http(base, '/css/app.css').body
+    end
+  end
+
+  # A load that failed because its file did not exist yet (written in that
+  # order, or a branch switch, or a package not yet installed) succeeds as
+  # soon as the file exists, wherever it appears: a failed compile is never
+  # trusted, as Dart Sass's own --watch recompiles.
+  def test_a_stylesheet_whose_load_was_missing_compiles_once_the_file_exists
+    write_tree(@root, 'app.scss' => '@use "lib/forms/inputs"; a { b: inputs.$c }', 'lib/forms/_buttons.scss' => '')
+    vendor = File.join(@dir, 'vendor')
+    write_tree(vendor, 'theme/_base.scss' => '')
+    write_tree(@root, 'vendored.scss' => '@use "theme/colors"; a { b: colors.$c }')
+    settle
+    serve(load_paths: [vendor]) do |base|
+      assert_match "Can't find stylesheet to import.", http(base, '/css/app.css').body
+      assert_match "Can't find stylesheet to import.", http(base, '/css/vendored.css').body
+      settle
+      write_file(File.join(@root, 'lib', 'forms', '_inputs.scss'), '$c: red;')
+      write_file(File.join(vendor, 'theme', '_colors.scss'), '$c: blue;')
+      assert_equal "a {\n  b: red;\n}", http(base, '/css/app.css').body
+      assert_equal "a {\n  b: blue;\n}", http(base, '/css/vendored.css').body
+    end
+  end
+
+  # A file dated in the future (a clock ahead, `touch -d`) is trusted like
+  # any other once settled, and Last-Modified is never later than the
+  # response (RFC 9110 8.8.2.1).
+  def test_a_file_dated_in_the_future_neither_recompiles_nor_dates_the_response_ahead
+    write_tree(@root, 'app.scss' => 'a { b: compiled(); }')
+    tomorrow = Time.now + 86_400
+    File.utime(tomorrow, tomorrow, File.join(@root, 'app.scss'))
+    settle
+    serve(functions: counting_function) do |base|
+      responses = Array.new(3) { http(base, '/css/app.css') }
+      assert_equal 1, compiles
+      responses.each do |response|
+        assert_operator Time.httpdate(response['last-modified']), :<=,
+                        Time.httpdate(response['date'] || Time.now.httpdate)
+      end
+      assert_equal '304',
+                   http(base, '/css/app.css', headers: { 'If-Modified-Since' => responses.last['last-modified'] }).code
+    end
+  end
+
+  # A response's body is shared by every later one: a middleware downstream
+  # that appends to a chunk cannot change them.
+  def test_bodies_are_frozen_so_nothing_downstream_changes_later_responses
+    write_tree(@root, 'app.scss' => 'a { b: c; }')
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', source_map: true)
+    %w[/css/app.css /css/app.css.map /css/_nope.css].each do |path|
+      body = app.call(rack_env(path))[2]
+      assert(body.all?(&:frozen?), path)
+      assert_raises(FrozenError) { body.first << 'appended' }
+      refute_includes app.call(rack_env(path))[2].join, 'appended'
+    end
+  end
+
+  # HEAD gets no body whatever the answer; cache_control: nil sends no
+  # Cache-Control; all of it under Rack::Lint.
+  def test_head_is_bodiless_on_every_answer_and_cache_control_nil_sends_none
+    write_tree(@root, 'app.scss' => 'a { b: c; }', '_partial.scss' => '', 'bad.scss' => 'a {')
+    app = ::Rack::Lint.new(Sass::Rack.new(teapot, root: @root, prefix: '/css', cache_control: nil))
+    %w[/css/app.css /css/_partial.css /css/bad.css /css/../x.css].each do |path|
+      status, headers, body = app.call(::Rack::MockRequest.env_for(path, method: 'HEAD'))
+      chunks = []
+      body.each { |chunk| chunks << chunk }
+      body.close if body.respond_to?(:close)
+      assert_empty chunks, "HEAD #{path} (#{status})"
+      assert_nil headers['cache-control'], path unless path.end_with?('bad.css')
     end
   end
 

@@ -15,7 +15,13 @@ module Sass
     class Build
       # What one compile serves. +error+ is the CompileError of a failed
       # compile, whose +css+ is then the error page and +source_map+ nil.
+      # Its strings are frozen: they are every later response's body, which
+      # a middleware downstream must not be able to change.
       Output = Struct.new(:css, :source_map, :error, :snapshot, :started, keyword_init: true) do
+        def initialize(css:, source_map: nil, **rest)
+          super(css: css.freeze, source_map: source_map.freeze, **rest)
+        end
+
         def css_etag = (@css_etag ||= Build.etag(css))
         def map_etag = (@map_etag ||= Build.etag(source_map))
         def last_modified = snapshot&.last_modified
@@ -65,8 +71,11 @@ module Sass
         rescue CompileError => e
           raise unless rescue_errors
 
-          urls = [*e.loaded_urls, *e.span&.url].uniq
-          return Output.new(css: e.to_css, error: e, snapshot: Snapshot.take(urls, @bases, started_at), started:)
+          # Never trusted: the next request compiles again (a failing compile
+          # usually stops early, and only development serves one).
+          # The page shows the Sass error alone, not the server's backtrace.
+          page = CompileError.css_page("#{e.detailed_message(highlight: false)}\n")
+          return Output.new(css: page, error: e, snapshot: Snapshot.unchecked, started:)
         end
         Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
                    snapshot: Snapshot.take(result.loaded_urls, @bases, started_at), started:)

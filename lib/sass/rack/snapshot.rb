@@ -18,11 +18,14 @@ module Sass
     # times. Times have a granularity (a jiffy on Linux file systems, seconds
     # or two on others), so an edit made while the compile ran, in the same
     # tick as the previous one and keeping the size, would leave the stat as
-    # it was. A snapshot with any time within MARGIN of the compile's start is
-    # therefore not +settled+, and is never trusted by a later request.
+    # it was. A snapshot with any time within MARGIN of the compile's start
+    # (before or after) is therefore not +settled+, and is never trusted by a
+    # later request.
     #
     # A compile that loaded anything not on disk (a custom importer's URL)
-    # cannot be checked: its snapshot is never +current+.
+    # cannot be checked, nor can a failed one (whatever made a load fail,
+    # a file or package not there yet, can be fixed anywhere): their
+    # snapshot is never +current+ ({unchecked}).
     # @!visibility private
     class Snapshot
       # Seconds a time must lie before the compile started for the stat to be
@@ -35,13 +38,21 @@ module Sass
       # @param started_at [Float] when the compile started (Unix time)
       def self.take(loaded_urls, bases, started_at)
         files = loaded_urls.map { |url| path_of(url) }
-        return new(nil, false, nil) if files.include?(nil)
+        return unchecked if files.include?(nil)
 
         stats = watched(files, bases).to_h { |path| [path, stat(path)] }
-        trusted = ((started_at - MARGIN) * 1e9).to_i
-        settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).all? { |time| time < trusted } }
+        # A time within MARGIN of the start may hide an edit; one well in the
+        # future (a clock ahead, `touch -d`) cannot: an edit sets the change
+        # time to now.
+        doubtful = ((started_at - MARGIN) * 1e9).to_i..((started_at + MARGIN) * 1e9).to_i
+        settled = stats.each_value.all? { |stat| stat.nil? || stat.last(2).none? { |time| doubtful.cover?(time) } }
         modified = stats.each_value.filter_map { |stat| stat&.last(2)&.max }.max
         new(stats, settled, modified && Time.at(Rational(modified, 1_000_000_000)))
+      end
+
+      # A snapshot that is never current: the next request compiles again.
+      def self.unchecked
+        new(nil, false, nil)
       end
 
       # The loaded +files+, and under every base (the +bases+ and the files'
