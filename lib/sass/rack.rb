@@ -46,16 +46,28 @@ module Sass
     # @param recompile [Boolean] whether to check the files on each request
     #   and recompile what changed (off: compile each stylesheet once)
     # @param source_map [Boolean] whether to serve +name.css.map+ beside each
-    #   +name.css+ (with the sources embedded) and point the CSS at it
-    # @param cache_control [String] the +Cache-Control+ of compiled stylesheets
+    #   +name.css+ and point the CSS at it
+    # @param source_map_include_sources [Boolean] whether the maps embed the
+    #   text of every loaded file (the default; off: developer tools fetch
+    #   each source by its URL)
+    # @param cache_control [String, nil] the +Cache-Control+ of compiled
+    #   stylesheets (nil: none)
     # @param options [Hash] {Sass.compile}'s options: +load_paths+, +style+,
     #   +functions+, +importers+, +logger+, the deprecation options, ...
-    # @raise [ArgumentError] for an option {Sass.compile} does not take
+    # @raise [ArgumentError, TypeError] for a root that is not a directory, a
+    #   prefix that is not a plain absolute URL path, or an option (or an
+    #   option's value) that the middleware or {Sass.compile} refuses: when
+    #   the middleware is made, not at the first request
     def initialize(app, root:, prefix: '/', recompile: Rack.recompile_default, source_map: false,
-                   cache_control: 'no-cache', **options)
+                   source_map_include_sources: true, cache_control: 'no-cache', **options)
+      check_boolean(recompile:, source_map:, source_map_include_sources:)
+      unless cache_control.nil? || cache_control.is_a?(String)
+        raise TypeError, "cache_control must be a String or nil, got #{cache_control.inspect}"
+      end
+
       @app = app
       @paths = SourcePath.new(root, prefix, maps: source_map)
-      @build = Build.new(options, paths: @paths, maps: source_map)
+      @build = Build.new(options, paths: @paths, maps: source_map, sources: source_map_include_sources)
       @recompile = recompile
       @cache_control = cache_control
       @stylesheets = {}
@@ -87,10 +99,14 @@ module Sass
     # @param options [Hash] {Sass.compile}'s options, as for {#initialize}
     # @return [Array<String>] the files written
     # @raise [CompileError] when a stylesheet fails to compile
-    def self.precompile(root:, output:, source_map: false, **options)
+    def self.precompile(root:, output:, source_map: false, source_map_include_sources: true, **options)
       paths = SourcePath.new(root, '/', maps: source_map)
-      build = Build.new(options, paths:, maps: source_map)
+      build = Build.new(options, paths:, maps: source_map, sources: source_map_include_sources)
       output = File.expand_path(output)
+      if output == paths.root || (File.exist?(output) && File.realpath(output) == File.realpath(paths.root))
+        raise ArgumentError, "output must not be the root itself (#{output}): write the CSS beside the sources"
+      end
+
       Dir.glob('**/*{.scss,.sass,.css}', base: paths.root).sort.flat_map do |relative|
         source = File.join(paths.root, relative)
         name = paths.name_of(source)
@@ -126,6 +142,13 @@ module Sass
     private_constant :SourcePath, :Snapshot, :Build, :Stylesheet
 
     private
+
+    # Raises TypeError for any of +options+ that is not true or false.
+    def check_boolean(**options)
+      options.each do |name, value|
+        raise TypeError, "#{name} must be true or false, got #{value.inspect}" unless [true, false].include?(value)
+      end
+    end
 
     def answer(target, arrived, env)
       return plain(404, 'Not Found') if target == SourcePath::REFUSED

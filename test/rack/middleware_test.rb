@@ -331,10 +331,43 @@ class RackMiddlewareTest < Minitest::Test
     assert_equal 'nil', out, "require 'sass-embedded' alone leaves Sass::Rack out"
   end
 
+  # Every mistake surfaces when the middleware is made, naming the option: a
+  # misspelled one, a wrong value (checked by compiling an empty stylesheet
+  # with the options), a root that is not a directory, a prefix that could
+  # never match.
   def test_options_are_checked_when_the_middleware_is_made
+    FileUtils.mkdir_p(@root)
     error = assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, sytle: :compressed) }
     assert_equal 'unknown keyword: :sytle', error.message
-    assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, prefix: 'css') }
     assert_raises(ArgumentError) { Sass::Rack.new(teapot) }
+    {
+      { style: :compresed } => [ArgumentError, /style must be one of/],
+      { load_paths: 'vendor' } => [TypeError, /load_paths must be an Array/],
+      { functions: 'x' } => [TypeError, /functions must be a Hash/],
+      { importers: [Object.new] } => [ArgumentError, /importer must be/],
+      { root: File.join(@dir, 'missing') } => [ArgumentError, /root must be a directory/],
+      { root: __FILE__ } => [ArgumentError, /root must be a directory/],
+      { prefix: nil } => [TypeError, /prefix must be a String/],
+      { prefix: 'css' } => [ArgumentError, /prefix must be a path that starts with/],
+      { prefix: '/my css' } => [ArgumentError, /needs no percent-encoding/],
+      { prefix: '/café' } => [ArgumentError, /needs no percent-encoding/],
+      { cache_control: 3600 } => [TypeError, /cache_control must be a String or nil/],
+      { recompile: 'yes' } => [TypeError, /recompile must be true or false/],
+      { source_map: nil } => [TypeError, /source_map must be true or false/]
+    }.each do |options, (error_class, message)|
+      error = assert_raises(error_class, options.inspect) { Sass::Rack.new(teapot, root: @root, **options) }
+      assert_match message, error.message, options.inspect
+    end
+  end
+
+  # source_map_include_sources: false makes maps without the sources' text.
+  def test_maps_can_leave_the_sources_text_out
+    write_tree(@root, 'app.scss' => '@use "part"; a { b: part.$c; }', '_part.scss' => '$c: red; x { y: z; }')
+    with = Sass::Rack.new(teapot, root: @root, prefix: '/css', source_map: true)
+    without = Sass::Rack.new(teapot, root: @root, prefix: '/css', source_map: true, source_map_include_sources: false)
+    map = ->(app) { JSON.parse(app.call(rack_env('/css/app.css.map'))[2].join) }
+    assert_equal 2, map.call(with)['sourcesContent'].compact.size
+    assert_nil map.call(without)['sourcesContent']
+    assert_equal map.call(with)['sources'], map.call(without)['sources']
   end
 end

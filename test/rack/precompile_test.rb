@@ -57,6 +57,29 @@ class RackPrecompileTest < Minitest::Test
     assert_raises(ArgumentError) { Sass::Rack.precompile(root: @root, output: @output, stlye: :compressed) }
   end
 
+  # An output that is the root itself would write the CSS over nothing it
+  # reads back: refused, whichever way it is spelled.
+  def test_the_root_as_output_is_refused
+    [@root, "#{@root}/", File.join(@root, 'sub', '..')].each do |output|
+      error = assert_raises(ArgumentError) { Sass::Rack.precompile(root: @root, output:) }
+      assert_match 'output must not be the root', error.message
+    end
+    assert_equal ['plain.css'], Dir.glob('**/*.css', base: @root)
+  end
+
+  # A misspelled option fails when the Rakefile defines the task (`rake -T`),
+  # not when the task runs at deploy.
+  def test_the_rake_task_refuses_a_misspelled_option_when_defined
+    File.write(File.join(@dir, 'Rakefile'), <<~RUBY)
+      require 'sass/rack/task'
+      Sass::Rack::Task.new(root: 'styles', output: 'public/css', stlye: :compressed)
+    RUBY
+    lib = File.expand_path('../../lib', __dir__)
+    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, '-S', 'rake', '-T', chdir: @dir)
+    refute status.success?, out
+    assert_match 'unknown keyword: :stlye', out
+  end
+
   def test_the_rake_task
     File.write(File.join(@dir, 'Rakefile'), <<~RUBY)
       require 'sass/rack/task'

@@ -91,6 +91,15 @@ class RackRefusalTest < Minitest::Test
     assert_equal 1, compiles
   end
 
+  # PATH_INFO as a server may pass it: raw bytes that are not UTF-8, tagged
+  # binary or UTF-8. A 404, never an exception (a 500).
+  def test_a_raw_path_that_is_not_utf8_is_a_404
+    ["/css/\xFF.css".b, (+"/css/\xFF.css").force_encoding(Encoding::UTF_8), "/css/a\xC3(.css".b].each do |path|
+      assert_equal [404, ['Not Found']], @app.call(rack_env(path)).values_at(0, 2), path.inspect
+    end
+    assert_equal 0, compiles
+  end
+
   def test_requests_that_are_not_get_or_head_pass_through
     %w[POST PUT DELETE OPTIONS PATCH].each do |method|
       assert_equal 418, @app.call(rack_env('/css/app.css', method:))[0], method

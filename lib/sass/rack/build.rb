@@ -39,16 +39,16 @@ module Sass
       # @param options [Hash] {Sass.compile}'s options
       # @param paths [SourcePath] where the stylesheets are, and how one is
       #   read
-      # @param maps [Boolean] whether to build source maps (with sources
-      #   embedded, so that developer tools show them)
-      def initialize(options, paths:, maps:)
-        unknown = options.keys - COMPILE_OPTIONS
-        if unknown.any?
-          raise ArgumentError,
-                "unknown keyword#{'s' if unknown.length > 1}: #{unknown.map(&:inspect).join(', ')}"
-        end
-
-        @options = options.merge(source_map: maps, source_map_include_sources: maps).freeze
+      # @param maps [Boolean] whether to build source maps
+      # @param sources [Boolean] whether maps embed every source's text (so
+      #   developer tools show them without fetching anything)
+      # @raise [ArgumentError, TypeError, CompileError] for an option, or an
+      #   option's value, that {Sass.compile} refuses: found now, by
+      #   compiling an empty stylesheet with them, not at the first request
+      def initialize(options, paths:, maps:, sources: true)
+        Build.check_keywords(options.keys)
+        @options = options.merge(source_map: maps, source_map_include_sources: maps && sources).freeze
+        Sass.compile_string('', **@options)
         @paths = paths
         @bases = [paths.root, *Array(options[:load_paths]).map { |path| File.expand_path(path) }].uniq.freeze
         @maps = maps
@@ -79,6 +79,15 @@ module Sass
         end
         Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
                    snapshot: Snapshot.take(result.loaded_urls, @bases, started_at), started:)
+      end
+
+      # Raises ArgumentError for a keyword {Sass.compile} does not take (or
+      # that the middleware sets itself).
+      def self.check_keywords(keywords, allowed = COMPILE_OPTIONS)
+        unknown = keywords - allowed
+        return if unknown.empty?
+
+        raise ArgumentError, "unknown keyword#{'s' if unknown.length > 1}: #{unknown.map(&:inspect).join(', ')}"
       end
 
       # A strong validator for +body+.

@@ -42,12 +42,24 @@ module Sass
       # @param root [String] the directory of the stylesheets
       # @param prefix [String] the URL path they are served under
       # @param maps [Boolean] whether +.css.map+ paths name source maps
+      # @raise [ArgumentError, TypeError] for a root that is not a directory
+      #   or a prefix that is not a plain absolute URL path
       def initialize(root, prefix, maps:)
+        raise TypeError, "root must be a String, got #{root.inspect}" unless root.is_a?(String)
+        raise TypeError, "prefix must be a String, got #{prefix.inspect}" unless prefix.is_a?(String)
+
         @root = File.expand_path(root)
-        @prefix = "#{prefix.to_s.chomp('/')}/"
+        raise ArgumentError, "root must be a directory: #{@root} is not one" unless File.directory?(@root)
+
+        @prefix = "#{prefix.chomp('/')}/"
         unless @prefix.start_with?('/')
           raise ArgumentError,
                 "prefix must be a path that starts with /: #{prefix.inspect}"
+        end
+        # A request path comes percent-encoded: a prefix that needs encoding
+        # would never match one.
+        unless Embedded.const_get(:Url).escape(@prefix) == @prefix
+          raise ArgumentError, "prefix must be a URL path that needs no percent-encoding: #{prefix.inspect}"
         end
 
         @maps = maps
@@ -58,6 +70,8 @@ module Sass
       #   is not a stylesheet path under the prefix (or no stylesheet exists
       #   there), for the application to answer
       def resolve(path)
+        # Bytes: a path that is not valid UTF-8 is refused below, not raised on.
+        path = path.b
         return unless path.start_with?(@prefix)
 
         kind, stem = split(path.byteslice(@prefix.bytesize..))

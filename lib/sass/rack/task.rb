@@ -18,8 +18,11 @@ module Sass
       # @param root [String] the directory of the stylesheets
       # @param output [String] the directory to write the CSS into
       # @param options [Hash] {Rack.precompile}'s other options
+      # @raise [ArgumentError] for an option {Rack.precompile} does not take,
+      #   when the task is defined, not when it runs
       def initialize(name = 'sass:precompile', root:, output:, **options)
         super()
+        Build.check_keywords(options.keys, [*Build::COMPILE_OPTIONS, :source_map, :source_map_include_sources])
         desc "Compile the stylesheets in #{root} into #{output}"
         task(name) do
           Rack.precompile(root:, output:, **options).each { |file| puts "wrote #{file}" }
