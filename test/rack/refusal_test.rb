@@ -3,14 +3,17 @@
 require 'rack_helper'
 
 # Sass::Rack serves only entry stylesheets inside its root: every other path
-# under the prefix is a plain 404 and compiles nothing, whether the server
-# passes the path on as it came (a direct call, as Puma does) or
-# normalizes it first (WEBrick).
+# under the prefix compiles nothing, and is a plain 404 if a stylesheet exists
+# where it points (or it cannot name a file at all), else goes on to the
+# application, whose own files it may name; whether the server passes the
+# path on as it came (a direct call, as Puma does) or normalizes it first
+# (WEBrick).
 class RackRefusalTest < Minitest::Test
   include RackServers
   include RackStylesheets
 
-  # Paths under the prefix that must be refused, each with what it aims at.
+  # Paths under the prefix that must not be served, each with what it aims
+  # at. Those in PASSED_ON point nowhere in the root: the app gets them.
   REFUSED = {
     '/css/_partial.css' => 'a partial',
     '/css/sub/_partial.css' => 'a partial in a directory',
@@ -33,6 +36,8 @@ class RackRefusalTest < Minitest::Test
     '/css/outside.css' => 'a symlink leading out',
     '/css/linked/secret.css' => 'a symlinked directory leading out'
   }.freeze
+  PASSED_ON = ['/css/../secret.css', '/css/sub/../../secret.css', '/css/%2e%2e/secret.css', '/css/%2E%2E%2Fsecret.css',
+               '/css/..%2fsecret.css', '/css/%2Fsecret.css', '/css//tmp/secret.css'].freeze
 
   def setup
     @dir = Dir.mktmpdir('sass-rack')
@@ -52,10 +57,16 @@ class RackRefusalTest < Minitest::Test
     super
   end
 
-  def test_every_refused_path_is_a_404_that_compiles_nothing
+  def test_every_refused_path_is_a_404_or_the_apps_and_compiles_nothing
     REFUSED.each do |path, what|
       status, headers, body = @app.call(rack_env(path))
-      assert_equal [404, 'text/plain; charset=utf-8', ['Not Found']], [status, headers['content-type'], body], what
+      expected = if PASSED_ON.include?(path)
+                   [418, 'text/plain',
+                    ['passed on']]
+                 else
+                   [404, 'text/plain; charset=utf-8', ['Not Found']]
+                 end
+      assert_equal expected, [status, headers['content-type'], body], what
     end
     assert_equal 0, compiles
     # What is meant to be served still is, a symlink that stays inside too.
@@ -68,7 +79,7 @@ class RackRefusalTest < Minitest::Test
     with_threaded_server(@app) do |base|
       REFUSED.each do |path, what|
         # WEBrick answers 400 itself for a path it cannot normalize.
-        assert_includes [400, 404], raw_status(base, path), what
+        assert_includes [400, 404, 418], raw_status(base, path), what
       end
       assert_equal 200, raw_status(base, '/css/app.css')
     end
@@ -96,6 +107,22 @@ class RackRefusalTest < Minitest::Test
   def test_a_raw_path_that_is_not_utf8_is_a_404
     ["/css/\xFF.css".b, (+"/css/\xFF.css").force_encoding(Encoding::UTF_8), "/css/a\xC3(.css".b].each do |path|
       assert_equal [404, ['Not Found']], @app.call(rack_env(path)).values_at(0, 2), path.inspect
+    end
+    assert_equal 0, compiles
+  end
+
+  # With the default prefix the middleware sees every path: the app's own
+  # files that only look like refused stylesheets (a partial, a hidden
+  # directory, an empty segment, as Rack::Static would serve them from
+  # public/) still reach the app, and compile nothing.
+  def test_an_apps_own_files_shaped_like_refused_paths_still_reach_it
+    app = Sass::Rack.new(teapot, root: @root, functions: counting_function)
+    %w[/vendor/_reset.css /.well-known/theme.css /assets//app.css /sub/./x.css].each do |path|
+      assert_equal 418, app.call(rack_env(path))[0], path
+    end
+    # Where a stylesheet does exist, the refusal stands.
+    %w[/_partial.css /sub/_partial.css /.hidden.css //app.css /sub/../app.css].each do |path|
+      assert_equal 404, app.call(rack_env(path))[0], path
     end
     assert_equal 0, compiles
   end

@@ -9,11 +9,15 @@ module Sass
     # +/css/sub/app.css+ under the prefix +/css+ names +sub/app.scss+,
     # +sub/app.sass+ or +sub/app.css+ in the root, the first that exists;
     # +/css/sub/app.css.map+ names its source map. A path under the prefix is
-    # refused (a 404, whatever exists) when, percent-decoded, it holds a NUL
-    # or a backslash, is not valid UTF-8, has an empty, +.+, +..+ or
-    # dot-led segment, names a partial (+_name+), has more than
-    # MAX_SEGMENTS segments, or names a file whose real path (symlinks
-    # followed) lies outside the root's.
+    # refused (a 404, whatever exists) when it has a broken +%+ escape or,
+    # percent-decoded, holds a NUL or a backslash, is not valid UTF-8, has
+    # more than MAX_SEGMENTS segments, or names a file whose real path
+    # (symlinks followed) lies outside the root's. A path with an empty,
+    # +.+, +..+ or dot-led segment, or that names a partial (+_name+), is
+    # never served either: it is refused when a stylesheet exists in the root
+    # where it points (so nothing reveals it), and otherwise goes on to the
+    # application, whose own files it may name (+/.well-known/...+,
+    # +/vendor/_reset.css+).
     #
     # What was checked is what is compiled: a stylesheet is known by its real
     # path, and {#read} opens that path and checks the file it opened (the
@@ -78,7 +82,7 @@ module Sass
         return if kind.nil?
 
         segments = segments(stem)
-        return REFUSED if segments.nil?
+        return segments unless segments.is_a?(Array)
 
         source = find(segments)
         return source if source.nil? || source == REFUSED
@@ -132,19 +136,34 @@ module Sass
         end
       end
 
-      # The decoded segments of +stem+, or nil if it is refused.
+      # The decoded segments of +stem+; REFUSED, or nil (not the middleware's)
+      # for a path that is not to be served.
       def segments(stem)
-        return if stem.match?(/%(?!\h\h)/)
+        return REFUSED if stem.match?(/%(?!\h\h)/)
 
         decoded = Embedded.const_get(:Url).unescape(stem)
-        return if !decoded.valid_encoding? || decoded.match?(/[\0\\]/)
+        return REFUSED if !decoded.valid_encoding? || decoded.match?(/[\0\\]/)
 
         segments = decoded.split('/', MAX_SEGMENTS + 1)
-        return if segments.empty? || segments.length > MAX_SEGMENTS
-        return if segments.any? { |segment| segment.empty? || segment.start_with?('.') }
-        return if segments.last.start_with?('_')
+        return REFUSED if segments.length > MAX_SEGMENTS
+        return segments unless unservable?(segments)
 
-        segments
+        source_where?(segments) ? REFUSED : nil
+      end
+
+      # Whether +segments+ have an empty, dot or dot-led segment, or name a
+      # partial.
+      def unservable?(segments)
+        segments.empty? || segments.last.start_with?('_') ||
+          segments.any? { |segment| segment.empty? || segment.start_with?('.') }
+      end
+
+      # Whether a stylesheet exists in the root where +segments+ point once
+      # normalized (empty and +.+ segments dropped, +..+ applied): a stat,
+      # never a read.
+      def source_where?(segments)
+        base = File.expand_path(segments.reject(&:empty?).join('/'), @root)
+        base.start_with?("#{@root}/") && EXTENSIONS.any? { |extension| File.file?(base + extension) }
       end
 
       # The real path of the first stylesheet that exists for +segments+;
