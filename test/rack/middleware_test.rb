@@ -251,7 +251,7 @@ class RackMiddlewareTest < Minitest::Test
   def test_head_is_bodiless_on_every_answer_and_cache_control_nil_sends_none
     write_tree(@root, 'app.scss' => 'a { b: c; }', '_partial.scss' => '', 'bad.scss' => 'a {')
     app = ::Rack::Lint.new(Sass::Rack.new(teapot, root: @root, prefix: '/css', cache_control: nil))
-    %w[/css/app.css /css/_partial.css /css/bad.css /css/../x.css].each do |path|
+    %w[/css/app.css /css/_partial.css /css/bad.css /css/x%00.css].each do |path|
       status, headers, body = app.call(::Rack::MockRequest.env_for(path, method: 'HEAD'))
       chunks = []
       body.each { |chunk| chunks << chunk }
