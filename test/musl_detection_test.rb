@@ -78,6 +78,14 @@ class MuslDetectionTest < Minitest::Test
   # Debian's musl package in place, as a private overlay on /usr/lib (which
   # /lib points to) in a mount namespace of the test's own: the glibc Ruby
   # still gets the glibc compiler package and a glibc build.
+  # How the test's mount namespace keeps its overlay to itself: by making
+  # every mount private (unshare's default), or, where none is shared (a
+  # chroot in a private namespace already, as the Debian roots are, where
+  # unshare cannot change the root's propagation), as they are.
+  def propagation
+    File.read('/proc/self/mountinfo').match?(/ shared:\d/) ? 'private' : 'unchanged'
+  end
+
   def test_a_musl_loader_on_a_glibc_machine_leaves_the_glibc_package
     skip 'needs root, for a mount namespace and an overlay' unless Process.euid.zero?
 
@@ -91,7 +99,7 @@ class MuslDetectionTest < Minitest::Test
         touch #{File.join('/usr/lib', File.basename(loader))} &&
         exec #{RbConfig.ruby.shellescape} -rjson -r#{File.expand_path('../ext/sass_embedded/compiler_package', __dir__).shellescape} -e #{report.shellescape}
       SH
-      output, status = Open3.capture2e('unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', script)
+      output, status = Open3.capture2e('unshare', '--mount', '--propagation', propagation, '--', 'sh', '-c', script)
       assert status.success?, output
       loaders, musl, package = JSON.parse(output.lines.last)
 

@@ -7,6 +7,7 @@ require_relative 'rack/source_path'
 require_relative 'rack/snapshot'
 require_relative 'rack/build'
 require_relative 'rack/stylesheet'
+require_relative 'rack/precompile'
 
 module Sass
   # A Rack middleware that serves the stylesheets of a directory compiled,
@@ -102,23 +103,7 @@ module Sass
     def self.precompile(root:, output:, source_map: false, source_map_include_sources: true, **options)
       paths = SourcePath.new(root, '/', maps: source_map)
       build = Build.new(options, paths:, maps: source_map, sources: source_map_include_sources)
-      output = File.expand_path(output)
-      if output == paths.root || (File.exist?(output) && File.realpath(output) == File.realpath(paths.root))
-        raise ArgumentError, "output must not be the root itself (#{output}): write the CSS beside the sources"
-      end
-
-      Dir.glob('**/*{.scss,.sass,.css}', base: paths.root).sort.flat_map do |relative|
-        source = File.join(paths.root, relative)
-        name = paths.name_of(source)
-        next [] if name.nil? || source.start_with?("#{output}/")
-
-        compiled = build.call(File.realpath(source), name, rescue_errors: false)
-        next [] if compiled.nil?
-
-        { name => compiled.css, "#{name}.map" => compiled.source_map }.filter_map do |file, body|
-          write(File.join(output, file), body) unless body.nil?
-        end
-      end
+      Precompile.new(paths, build, output).call
     end
 
     # Whether the middleware recompiles by default: unless +APP_ENV+ (as
@@ -128,18 +113,7 @@ module Sass
       ENV.fetch('APP_ENV') { ENV.fetch('RACK_ENV', 'development') } != 'production'
     end
 
-    # Writes +body+ to +path+ through a temporary file, so a server never
-    # serves half of it.
-    def self.write(path, body)
-      FileUtils.mkdir_p(File.dirname(path))
-      temporary = "#{path}.#{Process.pid}.tmp"
-      File.binwrite(temporary, body)
-      File.rename(temporary, path)
-      path
-    end
-    private_class_method :write
-
-    private_constant :SourcePath, :Snapshot, :Build, :Stylesheet
+    private_constant :SourcePath, :Snapshot, :Build, :Stylesheet, :Precompile
 
     private
 

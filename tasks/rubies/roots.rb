@@ -12,8 +12,9 @@ module SassEmbeddedRubies
   module Roots
     # What the build and the suite need besides the Ruby: rake, cargo's linker
     # and bindgen's libclang (the Rust toolchain comes from the host), TLS
-    # roots in case cargo must fetch a crate, and ps for the tests.
-    COMMON_PACKAGES = %w[rake libclang-dev build-essential ca-certificates procps].freeze
+    # roots in case cargo must fetch a crate, ps for the tests, and mount for
+    # the test that overlays a musl loader in a mount namespace.
+    COMMON_PACKAGES = %w[rake libclang-dev build-essential ca-certificates procps mount].freeze
 
     module_function
 

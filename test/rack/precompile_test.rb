@@ -67,6 +67,46 @@ class RackPrecompileTest < Minitest::Test
     assert_equal ['plain.css'], Dir.glob('**/*.css', base: @root)
   end
 
+  # A stylesheet that fails part-way leaves the output as it was: nothing is
+  # written until everything compiled.
+  def test_a_failure_part_way_writes_nothing
+    Sass::Rack.precompile(root: @root, output: @output)
+    before = written.to_h { |path| [path, File.read(File.join(@output, path))] }
+    File.write(File.join(@root, 'app.scss'), 'a { b: blue; }')
+    File.write(File.join(@root, 'zz_broken.scss'), 'a {')
+    assert_raises(Sass::CompileError) { Sass::Rack.precompile(root: @root, output: @output) }
+    assert_equal(before, written.to_h { |path| [path, File.read(File.join(@output, path))] })
+  end
+
+  # A replaced file keeps its mode; a new one gets what File.write gives; a
+  # write that fails leaves no temporary file behind.
+  def test_files_keep_their_mode_and_a_failed_write_leaves_no_temporary_file
+    FileUtils.mkdir_p(@output)
+    File.write(File.join(@output, 'app.css'), 'old')
+    File.chmod(0o640, File.join(@output, 'app.css'))
+    Sass::Rack.precompile(root: @root, output: @output)
+    assert_equal 0o640, File.stat(File.join(@output, 'app.css')).mode & 0o7777
+    assert_equal 0o666 & ~File.umask, File.stat(File.join(@output, 'plain.css')).mode & 0o7777
+
+    # sub/deep.css cannot be renamed into place: a directory stands there.
+    FileUtils.rm_rf(File.join(@output, 'sub'))
+    FileUtils.mkdir_p(File.join(@output, 'sub', 'deep.css', 'x'))
+    assert_raises(SystemCallError) { Sass::Rack.precompile(root: @root, output: @output) }
+    assert_empty Dir.glob('**/*.tmp', base: @output)
+  end
+
+  # What the middleware serves under a symlinked directory inside the root
+  # is precompiled under the same name; a symlink loop is not followed.
+  def test_stylesheets_under_a_symlinked_directory_are_precompiled_and_loops_are_not_followed
+    File.symlink('sub', File.join(@root, 'linked'))
+    File.symlink('.', File.join(@root, 'loop'))
+    File.symlink(@dir, File.join(@root, 'out'))
+    Sass::Rack.precompile(root: @root, output: @output)
+    assert_equal %w[app.css both.css linked/deep.css plain.css sub/deep.css], written
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css')
+    assert_equal File.read(File.join(@output, 'linked/deep.css')), app.call(rack_env('/css/linked/deep.css'))[2].join
+  end
+
   # A misspelled option fails when the Rakefile defines the task (`rake -T`),
   # not when the task runs at deploy.
   def test_the_rake_task_refuses_a_misspelled_option_when_defined
