@@ -12,10 +12,14 @@
 # fibers of one thread under the async gem's scheduler). WORKLOAD rack
 # (multiplexed only) answers +count+ requests on the main thread for the
 # Bootstrap stylesheet through Sass::Rack, unchanged after its first
-# compile: what the checks cost.
+# compile: what the checks cost. WORKLOAD rack_components does the same for
+# a stylesheet of 200 components (bench/components.rb), and components
+# compiles that stylesheet in full, +count+ times, on the main thread.
 
 require 'json'
+require 'tmpdir'
 require_relative '../lib/sass-embedded'
+require_relative 'components'
 
 mode = ARGV.shift
 dispatch, executor = mode == 'thread' ? %i[multiplexed thread] : [mode.to_sym, nil]
@@ -49,13 +53,20 @@ compiler_cpu = 0.0
 compiler_rss = 0
 rss_samples = []
 
+# The component tree of the components rows, removed at exit.
+if kind.end_with?('components')
+  tree = Dir.mktmpdir('bench-components')
+  at_exit { FileUtils.rm_rf(tree) }
+  components, components_load_path = BenchComponents.write(tree)
+end
+
 case kind
-when 'rack'
+when 'rack', 'rack_components'
   require_relative '../lib/sass/rack'
-  bootstrap = ENV.fetch('BENCH_BOOTSTRAP')
-  app = Sass::Rack.new(->(_) { raise 'passed on' }, root: File.dirname(bootstrap), prefix: '/css',
+  entry, load_paths = kind == 'rack' ? [ENV.fetch('BENCH_BOOTSTRAP'), []] : [components, [components_load_path]]
+  app = Sass::Rack.new(->(_) { raise 'passed on' }, root: File.dirname(entry), prefix: '/css', load_paths:,
                                                     style: :compressed, logger: Sass::Logger.silent)
-  env = { 'REQUEST_METHOD' => 'GET', 'PATH_INFO' => "/css/#{File.basename(bootstrap, '.scss')}.css" }
+  env = { 'REQUEST_METHOD' => 'GET', 'PATH_INFO' => "/css/#{File.basename(entry, '.scss')}.css" }
   request = -> { app.call(env).tap { |status, _, _| raise "answered #{status}" unless status == 200 } }
   request.call
   # Until the files' stats are old enough to be trusted, a request recompiles.
@@ -68,6 +79,13 @@ when 'rack'
   output = app.instance_variable_get(:@stylesheets).each_value.first.instance_variable_get(:@output)
   raise 'a request recompiled the unchanged stylesheet' unless output.equal?(compiled)
 
+  watched = output.snapshot.instance_variable_get(:@stats).size
+  compiles = count
+when 'components'
+  count.times do |i|
+    Sass.compile(components, load_paths: [components_load_path], style: :compressed)
+    rss_samples << rss_kb if (i % [count / 10, 1].max).zero?
+  end
   compiles = count
 when 'startup'
   count.times do
@@ -140,5 +158,6 @@ puts JSON.generate(
   compiler_rss_kb: compiler_rss,
   # Host RSS at the first and last tenth of the row: flat means no leak.
   host_rss_first_kb: rss_samples[1] || rss_samples.first, host_rss_last_kb: rss_samples.last,
-  wait: Sass::Embedded.const_get(:Host)::WAIT_MECHANISM
+  wait: Sass::Embedded.const_get(:Host)::WAIT_MECHANISM,
+  **(defined?(watched) && watched ? { watched: } : {})
 )

@@ -68,6 +68,12 @@ def rows
     # compiles, each costing the checks alone (main thread, no server).
     { name: 'main/20000r Sass::Rack bootstrap', kind: 'rack', count: scaled(20_000, 200), threads: 1,
       modes: %w[multiplexed] },
+    # A stylesheet of 200 components (bench/components.rb): unchanged
+    # requests, and full compiles of it beside them.
+    { name: 'main/5000r Sass::Rack 200 comps', kind: 'rack_components', count: scaled(5000, 50), threads: 1,
+      modes: %w[multiplexed] },
+    { name: 'main/100c 200 components', kind: 'components', count: scaled(100, 3), threads: 1,
+      modes: %w[multiplexed] },
     *tiny_rows,
     # Most programs compile on their main thread.
     *[false, true].map do |func|
@@ -219,13 +225,17 @@ else
   end
 end
 
-rack = results.find { |row| row[:kind] == 'rack' }
-bootstrap = results.find { |row| row[:kind] == 'bootstrap' }
-if rack && bootstrap
+{ 'rack' => %w[bootstrap Bootstrap],
+  'rack_components' => ['components', '200 components'] }.each do |kind, (full, what)|
+  rack = results.find { |row| row[:kind] == kind }
+  compiled = results.find { |row| row[:kind] == full }
+  next unless rack && compiled
+
   requests = rack[:results]['multiplexed']
-  compiles = bootstrap[:results]['multiplexed']
-  puts "\nSass::Rack, unchanged Bootstrap: #{requests[:rate].round} requests/s " \
-       "(#{format('%.1f', per_compile(requests, :host_cpu))} us CPU each) against " \
+  compiles = compiled[:results]['multiplexed']
+  watched = requests[:watched] ? ", #{requests[:watched]} paths checked" : ''
+  puts "\nSass::Rack, unchanged #{what}: #{requests[:rate].round} requests/s " \
+       "(#{format('%.1f', per_compile(requests, :host_cpu))} us CPU each#{watched}) against " \
        "#{format('%.1f', compiles[:rate])} full compiles/s: #{(requests[:rate] / compiles[:rate]).round} x"
 end
 

@@ -50,7 +50,7 @@ module Sass
         @options = options.merge(source_map: maps, source_map_include_sources: maps && sources).freeze
         Sass.compile_string('', **@options)
         @paths = paths
-        @bases = [paths.root, *Array(options[:load_paths]).map { |path| File.expand_path(path) }].uniq.freeze
+        @load_paths = Array(options[:load_paths]).map { |path| File.expand_path(path) }.freeze
         @maps = maps
       end
 
@@ -66,8 +66,9 @@ module Sass
         text = @paths.read(source)
         return if text == SourcePath::REFUSED
 
+        spy = Snapshot::Spy.new
         begin
-          result = compile(text, source)
+          result = compile(text, source, spy)
         rescue CompileError => e
           raise unless rescue_errors
 
@@ -78,7 +79,7 @@ module Sass
           return Output.new(css: page, error: e, snapshot: Snapshot.unchecked, started:)
         end
         Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
-                   snapshot: Snapshot.take(result.loaded_urls, @bases, started_at), started:)
+                   snapshot: Snapshot.take(result.loaded_urls, spy.loads, @load_paths, started_at), started:)
       end
 
       # Raises ArgumentError for a keyword {Sass.compile} does not take (or
@@ -97,7 +98,7 @@ module Sass
 
       private
 
-      def compile(text, source)
+      def compile(text, source, spy)
         url = Embedded.const_get(:Url).path_to_file_url(source)
         # What the compiler says of a file it reads that is not UTF-8.
         unless text.valid_encoding?
@@ -105,7 +106,8 @@ module Sass
                                  [url])
         end
 
-        Sass.compile_string(text, url:, syntax: SYNTAXES.fetch(File.extname(source), :scss), **@options)
+        options = @options.merge(importers: [spy, *@options[:importers]])
+        Sass.compile_string(text, url:, syntax: SYNTAXES.fetch(File.extname(source), :scss), **options)
       end
 
       def css(result, name)

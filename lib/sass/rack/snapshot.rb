@@ -6,13 +6,23 @@ module Sass
     # and whether they still hold: the check an unchanged stylesheet costs.
     #
     # It watches every file the compile loaded (its +loaded_urls+) and every
-    # directory where a file could appear that would now win one of its loads:
-    # for each directory a loaded file sits in relative to a base (a load path,
-    # the root, or a loaded file's own directory, where relative loads look
-    # first), that directory and its ancestors under every base, whether they
-    # exist or not. A new +_name.scss+, +name/_index.scss+ or +name.import.scss+
-    # changes one of those directories' modification time, or makes a missing
-    # one appear.
+    # directory where a file could appear that would now win one of its
+    # loads, under Sass's rules (a load looks relative to the file that loads
+    # it first, then in each load path in turn):
+    #
+    # - the directory of each loaded file (a rival beside it: +_x.scss+ beside
+    #   +x.css+, +x.import.scss+), and the one above an +_index+ file (an
+    #   +x.scss+ beside +x/+ wins over +x/_index.scss+);
+    # - for each load that did not resolve relative to its file (the compiler
+    #   asked the Spy, the first importer, about it), the directory it names
+    #   relative to that file and under every load path, and the +x/+ there
+    #   (for a new +x/_index.scss+), whether they exist or not.
+    #
+    # A load that resolved relative to its file cannot lose to a new file
+    # anywhere but beside the one it found. So the set grows with the loads,
+    # not with their product. A new +_name.scss+, +name/_index.scss+ or
+    # +name.import.scss+ changes one of those directories' modification time,
+    # or makes a missing one appear.
     #
     # A stat is a file's device, inode, size and modification and change
     # times. Times have a granularity (a jiffy on Linux file systems, seconds
@@ -33,14 +43,37 @@ module Sass
       # two seconds included).
       MARGIN = 2.5
 
+      # An importer that answers nothing and notes what it was asked: the
+      # loads that did not resolve relative to the file that made them, each
+      # as its URL and that file's URL. One per compile, first among the
+      # compile's importers.
+      class Spy
+        # @return [Array<Array(String, String)>] the URL and the containing URL of each load
+        attr_reader :loads
+
+        def initialize
+          @loads = []
+        end
+
+        def canonicalize(url, context)
+          @loads << [url, context.containing_url]
+          nil
+        end
+
+        def load(_canonical_url)
+          nil
+        end
+      end
+
       # @param loaded_urls [Array<String>] the compile's canonical URLs
-      # @param bases [Array<String>] absolute directories loads resolve against
+      # @param loads [Array<Array(String, String)>] what the Spy saw
+      # @param load_paths [Array<String>] the compile's absolute load paths
       # @param started_at [Float] when the compile started (Unix time)
-      def self.take(loaded_urls, bases, started_at)
+      def self.take(loaded_urls, loads, load_paths, started_at)
         files = loaded_urls.map { |url| path_of(url) }
         return unchecked if files.include?(nil)
 
-        stats = watched(files, bases).to_h { |path| [path, stat(path)] }
+        stats = watched(files, loads, load_paths).to_h { |path| [path, stat(path)] }
         # A time within MARGIN of the start may hide an edit; one well in the
         # future (a clock ahead, `touch -d`) cannot: an edit sets the change
         # time to now.
@@ -55,12 +88,34 @@ module Sass
         new(nil, false, nil)
       end
 
-      # The loaded +files+, and under every base (the +bases+ and the files'
-      # directories) each directory a file sits in relative to a base.
-      def self.watched(files, bases)
-        directories = (bases + files.map { |file| File.dirname(file) }).uniq
-        relative = files.flat_map { |file| relative_directories(file, directories) }.uniq
-        (files + directories.product(relative).map { |base, dir| dir == '.' ? base : File.join(base, dir) }).uniq
+      # The loaded +files+, their directories (and the one above an index
+      # file), and for each of +loads+ the directory it names, and its last
+      # segment as a directory, relative to its file and under each load path.
+      def self.watched(files, loads, load_paths)
+        beside = files.flat_map do |file|
+          directory = File.dirname(file)
+          File.basename(file).match?(/\A_?index\./) ? [directory, File.dirname(directory)] : [directory]
+        end
+        candidates = loads.flat_map do |url, containing|
+          relative = relative_path(url)
+          next [] if relative.nil?
+
+          from = containing && path_of(containing)
+          [*(File.dirname(from) if from), *load_paths].flat_map do |base|
+            directory = File.expand_path(File.dirname(relative), base)
+            [directory, File.join(directory, File.basename(relative))]
+          end
+        end
+        (files + beside + candidates).uniq
+      end
+
+      # The path a load's URL names relative to a base, or nil for a URL with
+      # a scheme (+pkg:+, an importer's), which no directory decides.
+      def self.relative_path(url)
+        return if url.match?(/\A[A-Za-z][A-Za-z0-9+.-]*:/) || url.start_with?('/')
+
+        path = Embedded.const_get(:Url).unescape(url)
+        path.valid_encoding? && !path.empty? ? path : nil
       end
 
       # The file path of a local +file:+ URL, nil for any other URL.
@@ -71,19 +126,6 @@ module Sass
         path.valid_encoding? ? path : nil
       rescue ArgumentError
         nil
-      end
-
-      # The directories +file+ sits in relative to each base it is under, each
-      # with its ancestors ('.' included).
-      def self.relative_directories(file, bases)
-        bases.flat_map do |base|
-          next [] unless file.start_with?("#{base}/")
-
-          directory = File.dirname(file.delete_prefix("#{base}/"))
-          ancestors = [directory]
-          ancestors << (directory = File.dirname(directory)) until directory == '.'
-          ancestors
-        end
       end
 
       # A path's device, inode, size, and modification and change times (in
@@ -98,7 +140,7 @@ module Sass
         nil
       end
 
-      private_class_method :new, :watched, :relative_directories
+      private_class_method :new, :watched, :relative_path
 
       # @return [Boolean] whether every stat was old enough, at the compile, to
       #   be trusted
