@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'json'
 require 'rbconfig'
 
 # `rake test:platforms`: every platform beyond the machine's own, in turn,
@@ -12,10 +13,15 @@ require 'rbconfig'
 # Needs root (the platforms run in Debian roots; tasks/rubies.rb).
 module SassEmbeddedPlatforms
   # One platform: its name, the task that tests it, the Debian roots it runs
-  # in (cold until made and cached) and its limit in seconds.
+  # in (cold until made and cached: a root made with other arguments is made
+  # anew) and its limit in seconds.
   Platform = Struct.new(:name, :task, :roots, :limit, keyword_init: true) do
     def cached?
-      roots.all? { |root| File.file?(SassEmbeddedRubies::Roots.stamp_path(SassEmbeddedRubies::Roots.path(root))) }
+      roots.all? do |root|
+        roots = SassEmbeddedRubies::Roots
+        stamp = roots.stamp_path(roots.path(root))
+        File.file?(stamp) && File.read(stamp) == JSON.generate(roots.mmdebstrap_arguments(root).map(&:to_s))
+      end
     end
   end
 
