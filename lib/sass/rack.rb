@@ -27,8 +27,10 @@ module Sass
   # and of the directories where a file could appear that would win one of
   # its loads; only a change recompiles. Concurrent requests for one
   # stylesheet wait for one compile. A stylesheet that fails to compile
-  # answers with {CompileError#to_css}, which shows the error at the top of
-  # the page, and the error is logged once to +rack.errors+. With +recompile:
+  # answers with an error page like {CompileError#to_css} (the Sass error,
+  # without the server's backtrace) shown at the top of the page, is
+  # compiled again by the next request, and the error is logged once to
+  # +rack.errors+. With +recompile:
   # false+ each stylesheet is compiled once and kept; a failure then answers
   # 500 without its message (which is logged).
   #
