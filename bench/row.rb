@@ -42,6 +42,14 @@ rescue Errno::ENOENT
   [0.0, 0]
 end
 
+# How many times the process's threads moved to another CPU so far
+# (se.nr_migrations of each thread; 0 where the kernel does not say).
+def migrations(pid)
+  Dir["/proc/#{pid}/task/*/sched"].sum { |path| File.read(path)[/^se\.nr_migrations\s*:\s*(\d+)/, 1].to_i }
+rescue Errno::ENOENT, Errno::ESRCH
+  0
+end
+
 def rss_kb
   File.read('/proc/self/status')[/VmRSS:\s+(\d+)/, 1].to_i
 end
@@ -51,6 +59,7 @@ started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 cpu_started = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
 compiler_cpu = 0.0
 compiler_rss = 0
+compiler_migrations = 0
 rss_samples = []
 
 # The component tree of the components rows, removed at exit.
@@ -141,6 +150,7 @@ else
     Array.new(threads) { |index| Thread.new { work.call(index) } }.each(&:join)
   end
   compiler.send(:host).compiler_pids.each do |pid|
+    compiler_migrations += migrations(pid)
     cpu, rss = usage(pid)
     compiler_cpu += cpu
     compiler_rss = [compiler_rss, rss].max
@@ -153,7 +163,7 @@ wall = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
 puts JSON.generate(
   wall:, compiles:,
   host_cpu: Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - cpu_started,
-  compiler_cpu:,
+  compiler_cpu:, compiler_migrations:,
   host_rss_kb: File.read('/proc/self/status')[/VmHWM:\s+(\d+)/, 1].to_i,
   compiler_rss_kb: compiler_rss,
   # Host RSS at the first and last tenth of the row: flat means no leak.

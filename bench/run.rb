@@ -153,10 +153,11 @@ def format_row(row, mode, result, ratios)
            else
              '     -'
            end
-  format('%-34s %-11s %8d %8.2f %10.0f %6s %6s %8.1f %8.1f %8.1f %8.1f %s',
+  migrations = result[:compiler_migrations] ? format('%6.2f', result[:compiler_migrations].fdiv(result[:compiles])) : ''
+  format('%-34s %-11s %8d %8.2f %10.0f %6s %6s %8.1f %8.1f %6s %8.1f %8.1f %s',
          row[:name], mode, result[:compiles], result[:wall], result[:rate],
          ratios[:raw] || '', ratios[:wait_for] || '',
-         per_compile(result, :host_cpu), per_compile(result, :compiler_cpu),
+         per_compile(result, :host_cpu), per_compile(result, :compiler_cpu), migrations,
          result[:host_rss_kb] / 1024.0, result[:compiler_rss_kb] / 1024.0, growth)
 end
 
@@ -169,11 +170,15 @@ puts RUBY_DESCRIPTION
 puts "BENCH_SCALE=#{SCALE} BENCH_REPEAT=#{REPEAT} (#{`nproc`.strip} cores; x raw = compiles/s over raw's, " \
      'x wait = multiplexed over wait_for; host us, comp us = CPU per compile of host and compiler; ' \
      'main = the main thread, Nf = N fibers of one thread under the async gem\'s scheduler)'
-puts format('%-34s %-11s %8s %8s %10s %6s %6s %8s %8s %8s %8s %6s',
+puts format('%-34s %-11s %8s %8s %10s %6s %6s %8s %8s %6s %8s %8s %6s',
             'row', 'dispatch', 'compiles', 'wall s', 'compiles/s', 'x raw', 'x wait',
-            'host us', 'comp us', 'host MB', 'comp MB', 'dRSS')
-puts '-' * 140
-results = ROWS.map do |row|
+            'host us', 'comp us', 'mig/c', 'host MB', 'comp MB', 'dRSS')
+puts '-' * 147
+BENCH_STARTED = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+results = ROWS.each_with_index.map do |row, index|
+  # Progress on stderr: the row's table lines come once all its runs are in.
+  warn format('bench: [%d/%d] %s (%s x %d) at %d s', index + 1, ROWS.size, row[:name], modes(row).join(', '),
+              REPEAT, Process.clock_gettime(Process::CLOCK_MONOTONIC) - BENCH_STARTED)
   runs = Array.new(REPEAT) { modes(row).map { |mode| [mode, measure(row, mode)] } }.flatten(1)
   measured = modes(row).to_h do |mode|
     sorted = runs.select { |run_mode, _| run_mode == mode }.map(&:last).sort_by { |run| run[:rate] }

@@ -195,6 +195,25 @@ fn usage(pid: u32) -> (f64, u64) {
     (cpu, hwm)
 }
 
+/// How many times the threads of a process moved to another CPU so far
+/// (`se.nr_migrations` of each thread, from /proc; 0 where the kernel does
+/// not say).
+fn migrations(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("sched")).ok())
+        .filter_map(|sched| {
+            let line = sched
+                .lines()
+                .find(|line| line.starts_with("se.nr_migrations"))?;
+            line.rsplit(':').next()?.trim().parse::<u64>().ok()
+        })
+        .sum()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [compiler, kind, options @ ..] = args.as_slice() else {
@@ -212,6 +231,7 @@ fn main() {
     }
 
     let started = Instant::now();
+    let mut compiler_migrations = 0;
     let (compiles, compiler_cpu, compiler_rss) = if workload.kind == "startup" {
         let mut cpu = 0.0;
         let mut rss = 0;
@@ -241,8 +261,9 @@ fn main() {
                 });
             }
         });
-        let (cpu, rss) = host
-            .compiler_pids()
+        let pids = host.compiler_pids();
+        compiler_migrations = pids.iter().copied().map(migrations).sum();
+        let (cpu, rss) = pids
             .into_iter()
             .map(usage)
             .fold((0.0, 0), |(cpu, rss), (c, r)| (cpu + c, rss.max(r)));
@@ -253,6 +274,7 @@ fn main() {
     let (host_cpu, host_rss) = usage(std::process::id());
     println!(
         "{{\"wall\":{wall},\"compiles\":{compiles},\"host_cpu\":{host_cpu},\"compiler_cpu\":{compiler_cpu},\
-         \"host_rss_kb\":{host_rss},\"compiler_rss_kb\":{compiler_rss}}}"
+         \"compiler_migrations\":{compiler_migrations},\"host_rss_kb\":{host_rss},\
+         \"compiler_rss_kb\":{compiler_rss}}}"
     );
 }

@@ -15,7 +15,8 @@
 //! `magnus::Error` that unwinds Rust normally.
 //!
 //! Short blocking work that never touches Ruby (starting a compiler) runs
-//! with [`without_gvl`].
+//! with [`without_gvl`]; a lone watcher's spin before it sleeps, with
+//! [`spin_readable`].
 //!
 //! Panics never cross the C boundary: a panic in the GVL-free function is
 //! caught there and handed back to the caller, which resumes it once it holds
@@ -26,9 +27,11 @@ use std::ffi::c_void;
 use std::os::fd::RawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use magnus::Ruby;
+use sass_embedded_core::wait::{spin, Fds};
 
 /// What [`without_gvl`] hands back: the function's result or its panic.
 pub type Outcome<R> = std::thread::Result<R>;
@@ -84,6 +87,50 @@ where
         );
     }
     call.outcome
+}
+
+/// Spins on `fds` for up to `budget` without the GVL (see
+/// [`sass_embedded_core::wait::spin`]): whether one became readable. Ruby's
+/// unblocking function stops the spin at once, so an interrupt (a signal,
+/// `Thread#raise`, `Timeout`) waits for nothing; the caller's wait that
+/// follows then runs it.
+pub fn spin_readable(fds: Fds, budget: Duration) -> bool {
+    let stop = AtomicBool::new(false);
+    let spun = without_gvl_until_stopped(|| spin::until_readable(fds, budget, &stop), &stop);
+    matches!(spun, Some(Ok(true)))
+}
+
+/// [`without_gvl`] for work that ends soon after `stop` is set, which Ruby's
+/// unblocking function does when the thread is interrupted.
+fn without_gvl_until_stopped<F, R>(func: F, stop: &AtomicBool) -> Option<Outcome<R>>
+where
+    F: FnOnce() -> R,
+{
+    let mut call = Call {
+        func: Some(func),
+        outcome: None,
+    };
+    // SAFETY: as in `without_gvl`; `stop_spin`, Ruby's unblocking function,
+    // only stores to `stop`, an atomic the caller keeps alive across this
+    // call (Ruby calls the function, from another thread, only while
+    // `rb_thread_call_without_gvl2` runs).
+    unsafe {
+        rb_sys::rb_thread_call_without_gvl2(
+            Some(run_call::<F, R>),
+            ptr::addr_of_mut!(call).cast(),
+            Some(stop_spin),
+            ptr::from_ref(stop).cast_mut().cast(),
+        );
+    }
+    call.outcome
+}
+
+extern "C" fn stop_spin(stop: *mut c_void) {
+    // SAFETY: `stop` is the `AtomicBool` that `without_gvl_until_stopped`
+    // passed, alive while Ruby may call this (see there); only shared access
+    // is made.
+    let stop = unsafe { &*stop.cast_const().cast::<AtomicBool>() };
+    stop.store(true, Ordering::Relaxed);
 }
 
 /// Runs Ruby's pending interrupts for this thread (thread switches, signal

@@ -2,7 +2,9 @@
 //! side of the core's waiting seam ([`sass_embedded_core::wait`]).
 //!
 //! - As the *watcher* ([`Wait::Fds`]), a thread waits with Ruby's own wait
-//!   for a descriptor ([`gvl::wait_readable`]); a fiber under a fiber
+//!   for a descriptor ([`gvl::wait_readable`]), after spinning a moment
+//!   without the GVL if the core says so ([`Wait::Spin`],
+//!   [`gvl::spin_readable`]); a fiber under a fiber
 //!   scheduler parks while helper fibers wait in the scheduler's `io_wait`
 //!   (`Sass::Embedded::FiberWaker#watch`, which says why).
 //! - *Parked* ([`Wait::Park`]), it sleeps on its `Sass::Embedded::Waker` (a
@@ -91,7 +93,14 @@ impl Waiting {
             Wait::Fds(fds, timeout) if !self.fiber => {
                 gvl::wait_readable(ruby, fds.as_slice(), timeout)
             }
-            Wait::Fds(fds, timeout) => {
+            Wait::Spin(fds, budget, timeout) if !self.fiber => {
+                if gvl::spin_readable(fds, budget) {
+                    return Ok(());
+                }
+                gvl::wait_readable(ruby, fds.as_slice(), timeout)
+            }
+            // A fiber never spins: the thread's other fibers need it.
+            Wait::Fds(fds, timeout) | Wait::Spin(fds, _, timeout) => {
                 let fds = ruby.ary_from_iter(fds.as_slice().iter().copied());
                 self.waker
                     .funcall::<_, _, Value>("watch", (fds, seconds(ruby, timeout)))

@@ -34,7 +34,7 @@ use crate::error::HostError;
 use crate::framing::{encode_packet, encode_varint, frame, packet_body, varint_len};
 use crate::host::Pool;
 use crate::protocol::{inbound_message, outbound_message, InboundMessage};
-use crate::wait::{Fds, Wait, Waker};
+use crate::wait::{spin, Fds, Wait, Waker};
 
 /// What a caller gets.
 #[derive(Debug)]
@@ -88,6 +88,9 @@ struct Inbox {
     /// The fork generation of the process that started it (see
     /// [`Inbox::forked`]).
     generation: u64,
+    /// Counted among the callers in flight while it lives (a lone caller
+    /// may spin before it sleeps: see [`crate::wait::spin`]).
+    _caller: spin::Caller,
 }
 
 impl Inbox {
@@ -105,6 +108,7 @@ impl Inbox {
             slept: Slept::Nothing,
             fresh: true,
             generation: crate::fork::generation(),
+            _caller: spin::Caller::enter(),
         }
     }
 

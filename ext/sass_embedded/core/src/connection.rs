@@ -46,7 +46,7 @@ use crate::framing::{encode_packet, PacketDecoder};
 use crate::outbox::Outbox;
 use crate::process::{self, CompilerCommand, CompilerProcess, Ending, StderrTail};
 use crate::protocol::{inbound_message, InboundMessage, OutboundMessage, ERROR_ID};
-use crate::wait::{Kick, Selector, Wait, Waker};
+use crate::wait::{spin, Kick, Selector, Wait, Waker};
 
 /// How long the compiler gets to exit on its own after its output ended,
 /// before it is killed.
@@ -359,13 +359,15 @@ impl Connection {
                 Role::Ready => continue,
                 Role::Watch { output_ended } => {
                     // Once the output ended, it stays readable: only the kick
-                    // can say anything more.
-                    let fds = if output_ended {
-                        self.kick.fds()
+                    // can say anything more, and nothing is a moment away.
+                    let wait = if output_ended {
+                        Wait::Fds(self.kick.fds(), self.patience.watch)
+                    } else if let Some(budget) = spin::budget() {
+                        Wait::Spin(self.selector.fds(), budget, self.patience.watch)
                     } else {
-                        self.selector.fds()
+                        Wait::Fds(self.selector.fds(), self.patience.watch)
                     };
-                    return Next::Wait(Wait::Fds(fds, self.patience.watch), Slept::Selector);
+                    return Next::Wait(wait, Slept::Selector);
                 }
                 Role::Park { deputy } => {
                     let timeout = if deputy { self.patience.park } else { None };

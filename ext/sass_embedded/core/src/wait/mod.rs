@@ -27,6 +27,7 @@
 //! the descriptors one wait is for.
 
 pub mod park;
+pub mod spin;
 
 #[cfg(all(target_os = "linux", not(feature = "portable-wait")))]
 #[path = "epoll.rs"]
@@ -49,6 +50,11 @@ use std::time::Duration;
 pub enum Wait {
     /// Until one of these descriptors is readable, or this long at most.
     Fds(Fds, Option<Duration>),
+    /// As `Fds` (the descriptors, then the timeout), but the answer is
+    /// probably a moment away and this caller is alone: a thread first
+    /// spins on them for up to the middle duration (see [`spin`]). A fiber
+    /// under a scheduler waits as for `Fds`.
+    Spin(Fds, Duration, Option<Duration>),
     /// Parked until its [`Waker`] is woken, or this long at most.
     Park(Option<Duration>),
 }
@@ -65,6 +71,12 @@ impl Wait {
         match self {
             Self::Fds(fds, timeout) => {
                 let _ = wait_readable(fds, within(timeout));
+            }
+            Self::Spin(fds, budget, timeout) => {
+                let budget = limit.map_or(budget, |limit| budget.min(limit));
+                if !spin::until_readable(fds, budget, &AtomicBool::new(false)) {
+                    let _ = wait_readable(fds, within(timeout));
+                }
             }
             Self::Park(timeout) => match waker {
                 Waker::Native(parker) => parker.park(within(timeout)),

@@ -1,0 +1,210 @@
+//! Spinning before sleeping: how a lone caller waits for an answer that is
+//! probably a moment away.
+//!
+//! A tiny compile takes the compiler 150–300 µs. If the caller goes to sleep
+//! for it, its CPU goes idle, and the compiler's threads (an I/O thread and
+//! two workers that hand the compile to each other) and then the caller are
+//! each woken on whichever CPU is idle: on two CPUs, mostly the *other* one,
+//! paying a cross-CPU wake-up and a cold cache at every hop. Measured on a
+//! 2-vCPU machine (see docs/performance.md): 1–2 CPU migrations of the
+//! compiler per compile and 270–330 µs per compile. If the caller instead
+//! keeps its CPU busy for a while, the compiler settles on the other CPU and
+//! stays there, and the caller sees the answer without being woken: no
+//! migrations, 170–200 µs per compile, for 100–130 µs more host CPU.
+//!
+//! So the watcher spins, looking at its descriptors without blocking, for at
+//! most [`budget`] (250 µs by default, `SASS_EMBEDDED_SPIN_US` to change
+//! it, 0 to turn it off) before it sleeps as usual, and only where that
+//! costs nobody anything:
+//!
+//! - it is the only caller in the process with a compile or version request
+//!   in flight ([`Caller`] counts them), so no other caller of this host
+//!   could use the CPU it holds;
+//! - the process may run on at least two CPUs (on one, spinning would take
+//!   the CPU the compiler needs);
+//! - it is a thread, not a fiber under a scheduler (whose other fibers need
+//!   the thread): the runtime decides that (see `Wait::Spin`).
+//!
+//! The runtime spins without holding anything another thread needs (Ruby
+//! releases its GVL), and stops at once when it is interrupted.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::{wait_readable, Fds};
+
+/// The budget when `SASS_EMBEDDED_SPIN_US` does not set one.
+const DEFAULT_BUDGET: Duration = Duration::from_micros(250);
+
+/// The most `SASS_EMBEDDED_SPIN_US` may ask for: spinning longer than a
+/// few milliseconds never pays.
+const MAX_BUDGET: Duration = Duration::from_millis(5);
+
+/// How many callers are in flight, and in which fork generation (the upper
+/// 32 bits): a forked child starts counting afresh, since the callers it
+/// inherited from the parent's other threads never end in it.
+static CALLERS: AtomicU64 = AtomicU64::new(0);
+
+fn pack(generation: u64, count: u64) -> u64 {
+    (generation << 32) | (count & 0xffff_ffff)
+}
+
+fn generation_of(packed: u64) -> u64 {
+    packed >> 32
+}
+
+fn current_generation() -> u64 {
+    crate::fork::generation() & 0xffff_ffff
+}
+
+/// One caller in flight (a compilation's or a version request's), counted
+/// from its registration until it is dropped.
+#[derive(Debug)]
+pub(crate) struct Caller {
+    generation: u64,
+}
+
+impl Caller {
+    pub(crate) fn enter() -> Self {
+        let generation = current_generation();
+        let _ = CALLERS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |packed| {
+            let count = if generation_of(packed) == generation {
+                packed & 0xffff_ffff
+            } else {
+                0
+            };
+            Some(pack(generation, count + 1))
+        });
+        Self { generation }
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        let generation = self.generation;
+        // A caller from before a fork (dropped in the child) counts nothing
+        // there.
+        let _ = CALLERS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |packed| {
+            (generation_of(packed) == generation && packed & 0xffff_ffff > 0).then(|| packed - 1)
+        });
+    }
+}
+
+/// How many callers are in flight in this process.
+pub(crate) fn callers() -> u64 {
+    let packed = CALLERS.load(Ordering::Acquire);
+    if generation_of(packed) == current_generation() {
+        packed & 0xffff_ffff
+    } else {
+        0
+    }
+}
+
+/// How long the watcher may spin now: `Some` only for a lone caller on a
+/// machine with CPUs to spare and a budget that is not 0.
+pub(crate) fn budget() -> Option<Duration> {
+    let budget = *configured();
+    (!budget.is_zero() && callers() <= 1).then_some(budget)
+}
+
+/// The budget, from `SASS_EMBEDDED_SPIN_US` or the default, or zero on a
+/// single CPU; read once.
+fn configured() -> &'static Duration {
+    static BUDGET: OnceLock<Duration> = OnceLock::new();
+    BUDGET.get_or_init(|| {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cpus < 2 {
+            return Duration::ZERO;
+        }
+        std::env::var("SASS_EMBEDDED_SPIN_US")
+            .ok()
+            .and_then(|value| value.trim().parse::<u64>().ok())
+            .map_or(DEFAULT_BUDGET, |micros| {
+                Duration::from_micros(micros).min(MAX_BUDGET)
+            })
+    })
+}
+
+/// Looks at `fds` without blocking until one is readable (`true`), `budget`
+/// has passed or `stop` is set (`false`).
+pub fn until_readable(fds: Fds, budget: Duration, stop: &AtomicBool) -> bool {
+    let start = Instant::now();
+    loop {
+        if wait_readable(fds, Some(Duration::ZERO)).unwrap_or(true) {
+            return true;
+        }
+        if stop.load(Ordering::Relaxed) || start.elapsed() >= budget {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wait::Bell;
+
+    #[test]
+    fn a_spin_ends_when_a_descriptor_becomes_readable() {
+        let bell = std::sync::Arc::new(Bell::new().unwrap());
+        let ringer = {
+            let bell = bell.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(5));
+                bell.ring();
+            })
+        };
+        let never = AtomicBool::new(false);
+        assert!(until_readable(
+            Fds::one(bell.fd()),
+            Duration::from_secs(10),
+            &never
+        ));
+        ringer.join().unwrap();
+    }
+
+    #[test]
+    fn a_spin_ends_at_its_budget_or_when_stopped() {
+        let bell = Bell::new().unwrap();
+        let never = AtomicBool::new(false);
+        let start = Instant::now();
+        assert!(!until_readable(
+            Fds::one(bell.fd()),
+            Duration::from_millis(2),
+            &never
+        ));
+        assert!(start.elapsed() >= Duration::from_millis(2));
+        let stopped = AtomicBool::new(true);
+        assert!(!until_readable(
+            Fds::one(bell.fd()),
+            Duration::from_secs(3600),
+            &stopped
+        ));
+    }
+
+    #[test]
+    fn callers_are_counted_and_a_second_one_stops_the_spinning() {
+        // Other tests of this process may hold callers: count from here.
+        let before = callers();
+        let first = Caller::enter();
+        assert_eq!(callers(), before + 1);
+        let second = Caller::enter();
+        assert_eq!(callers(), before + 2);
+        assert_eq!(budget(), None);
+        drop(first);
+        drop(second);
+        assert_eq!(callers(), before);
+    }
+
+    #[test]
+    fn a_caller_from_another_fork_generation_is_not_counted() {
+        let stale = Caller {
+            generation: current_generation() + 1,
+        };
+        let before = callers();
+        drop(stale);
+        assert_eq!(callers(), before);
+    }
+}
