@@ -164,6 +164,9 @@ puts JSON.generate(
   wall:, compiles:,
   host_cpu: Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - cpu_started,
   compiler_cpu:, compiler_migrations:,
+  # The host's spins before sleeping: their count, how many caught the
+  # answer, and their CPU seconds (part of host_cpu).
+  **%i[spins spins_caught spun].zip(Sass::Embedded.const_get(:Host).spin_stats).to_h,
   host_rss_kb: File.read('/proc/self/status')[/VmHWM:\s+(\d+)/, 1].to_i,
   compiler_rss_kb: compiler_rss,
   # Host RSS at the first and last tenth of the row: flat means no leak.

@@ -272,9 +272,12 @@ fn main() {
     };
     let wall = started.elapsed().as_secs_f64();
     let (host_cpu, host_rss) = usage(std::process::id());
+    let spin = sass_embedded_core::wait::spin::stats();
+    let (spins, spins_caught, spun) = (spin.spins, spin.caught, spin.spun.as_secs_f64());
     println!(
         "{{\"wall\":{wall},\"compiles\":{compiles},\"host_cpu\":{host_cpu},\"compiler_cpu\":{compiler_cpu},\
-         \"compiler_migrations\":{compiler_migrations},\"host_rss_kb\":{host_rss},\
+         \"compiler_migrations\":{compiler_migrations},\"spins\":{spins},\
+         \"spins_caught\":{spins_caught},\"spun\":{spun},\"host_rss_kb\":{host_rss},\
          \"compiler_rss_kb\":{compiler_rss}}}"
     );
 }

@@ -202,6 +202,14 @@ impl RubyHost {
         })
     }
 
+    /// `Host.spin_stats`: what this process's spins before sleeping did so
+    /// far (see `sass_embedded_core::wait::spin`): `[spins, caught,
+    /// seconds]`, for the benchmark.
+    fn spin_stats() -> (u64, u64, f64) {
+        let stats = sass_embedded_core::wait::spin::stats();
+        (stats.spins, stats.caught, stats.spun.as_secs_f64())
+    }
+
     /// Defines the class and its methods.
     pub fn define(ruby: &Ruby) -> Result<(), Error> {
         use magnus::{function, method, Module, Object};
@@ -221,6 +229,7 @@ impl RubyHost {
         class.define_method("dispatch", method!(RubyHost::dispatch, 0))?;
         class.define_method("executor", method!(RubyHost::executor, 0))?;
         class.define_singleton_method("close_all", function!(RubyHost::close_all, 0))?;
+        class.define_singleton_method("spin_stats", function!(RubyHost::spin_stats, 0))?;
         // How waiting callers sleep in this build: "epoll" (Linux) or "poll"
         // (elsewhere, and Linux built with the portable-wait feature).
         class.const_set("WAIT_MECHANISM", sass_embedded_core::wait::MECHANISM)?;
