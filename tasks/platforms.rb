@@ -33,7 +33,8 @@ module SassEmbeddedPlatforms
       Platform.new(name: 'rubies', task: 'test:rubies', roots: rubies, limit: 3600),
       Platform.new(name: 'async2', task: 'test:async2', roots: [SassEmbeddedRubies::ASYNC2], limit: 1800),
       Platform.new(name: 'targets', task: 'check:targets', roots: [SassEmbeddedRubies::TARGETS_ROOT], limit: 1800),
-      Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400)
+      Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400),
+      Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600)
     ]
   end
 

@@ -34,9 +34,10 @@ module SassEmbeddedRubies
   # checkout (tasks/rubies/arm64.rb). A root whose +packages+ hold rustc
   # builds with it instead of the machine's toolchain (which cannot run in a
   # root of another architecture). A +purpose+ names a root apart from
-  # another of the same suite and Ruby.
+  # another of the same suite and Ruby. A root with +deb_src+ can fetch
+  # Debian's sources (apt-get source) too.
   Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, :architecture, :purpose,
-                    keyword_init: true) do
+                    :deb_src, keyword_init: true) do
     def executable = "/usr/bin/ruby#{minor}"
     def root_name = [suite, architecture, "ruby#{minor}", purpose].compact.join('-')
     def name = label || minor
@@ -125,5 +126,7 @@ require_relative 'rubies/roots'
 require_relative 'rubies/suite'
 require_relative 'rubies/bench'
 require_relative 'rubies/emulation'
+require_relative 'rubies/copy'
 require_relative 'rubies/arm64'
+require_relative 'rubies/musl'
 require_relative 'rubies/targets'

@@ -169,16 +169,32 @@ library = case RbConfig::CONFIG['host_os']
           end
 dlext = RbConfig::CONFIG['DLEXT']
 manifest = File.join(__dir__, 'Cargo.toml')
+# cargo puts a build for a target it was told (CARGO_BUILD_TARGET, as a
+# cross build sets it) under a directory of that target's name.
+release_dir = File.join('$(TARGET_DIR)', *ENV.fetch('CARGO_BUILD_TARGET', nil), 'release')
 
 # Flags for the extension's own link only (`cargo rustc --lib -- ...`), as the
 # rb_sys gem passes them: on macOS the cdylib leaves Ruby's symbols to the
-# process that loads it (rb-sys's build script cannot pass that to our crate);
-# on musl a cdylib needs the C runtime linked dynamically (rustup's musl
-# toolchains link it statically by default and then drop the cdylib).
+# process that loads it (rb-sys's build script cannot pass that to our crate).
 link_flags = []
 link_flags += ['-C', 'link-arg=-Wl,-undefined,dynamic_lookup'] if RbConfig::CONFIG['host_os'].include?('darwin')
-link_flags += ['-C', 'target-feature=-crt-static'] if SassEmbeddedBuild::CompilerPackage.musl?
 subcommand, passed = link_flags.empty? ? ['build', ''] : ['rustc --lib', " -- #{link_flags.shelljoin}"]
+
+# On musl a cdylib needs the C runtime linked dynamically: rustup's musl
+# toolchains link it statically by default, and then cannot make a cdylib at
+# all. cargo asks rustc which crate types the target allows with the flags it
+# reads from RUSTFLAGS (or the target's config), never with those after
+# `cargo rustc --`, so only RUSTFLAGS turns it off everywhere (a musl host's
+# build scripts and proc macros need it as much). A user's RUSTFLAGS are kept.
+cargo_env = ['RUBY=$(RUBY)']
+if SassEmbeddedBuild::CompilerPackage.musl?
+  rustflags = [ENV.fetch('RUSTFLAGS', nil), '-C target-feature=-crt-static'].compact.reject(&:empty?).join(' ')
+  cargo_env << "RUSTFLAGS=#{rustflags.shellescape.gsub('$', '$$')}"
+  if ENV['CARGO_ENCODED_RUSTFLAGS']
+    message 'sass-embedded: CARGO_ENCODED_RUSTFLAGS is set, so cargo ignores RUSTFLAGS: for a musl build it ' \
+            "must hold -C target-feature=-crt-static\n"
+  end
+end
 # SASS_EMBEDDED_CARGO_FEATURES=portable-wait builds the waiting mechanism of
 # every Unix but Linux (what `rake test:portable` tests on Linux).
 features = ENV.fetch('SASS_EMBEDDED_CARGO_FEATURES', '').split(/[\s,]+/).reject(&:empty?)
@@ -200,8 +216,8 @@ File.write('Makefile', <<~MAKEFILE)
   all: $(DLLIB)
 
   $(DLLIB):
-  \tenv RUBY=$(RUBY) $(CARGO) #{subcommand} --release --locked --manifest-path #{manifest.shellescape} --target-dir $(TARGET_DIR)#{passed}
-  \tcp $(TARGET_DIR)/release/#{library} $(DLLIB)
+  \tenv #{cargo_env.join(' ')} $(CARGO) #{subcommand} --release --locked --manifest-path #{manifest.shellescape} --target-dir $(TARGET_DIR)#{passed}
+  \tcp #{release_dir}/#{library} $(DLLIB)
 
   install: all
   \tmkdir -p $(DESTDIR)$(sitearchdir)

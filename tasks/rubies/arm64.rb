@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require 'fileutils'
 require 'rubygems/package'
 require 'tmpdir'
 
@@ -29,9 +28,6 @@ module SassEmbeddedRubies
     TIME_SCALE = '10'
     # ELF e_machine of aarch64.
     AARCH64 = 183
-    # What the copy of the checkout leaves out: the machine's builds and
-    # compiler, and what the copy makes itself (kept there between runs).
-    LEFT_OUT = %w[/.git/ /target/ /tmp/ /pkg/ /lib/sass/[0-9]*/ /lib/sass/embedded/dart-sass/ /bench/vendor/].freeze
 
     module_function
 
@@ -40,7 +36,7 @@ module SassEmbeddedRubies
       SassEmbeddedRubies.prepare([ARM64])
       Emulation.prepare
       archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
-      copy = mirror(checkout, archive, compiler_cache)
+      copy = CheckoutCopy.mirror(ARM64, checkout, archive, compiler_cache)
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
@@ -49,35 +45,8 @@ module SassEmbeddedRubies
       run = SassEmbeddedRubies.run(ARM64, script, environment, limit: ENV.fetch('SASS_ARM64_TIMEOUT', '4800'),
                                                                checkout: copy)
       built = run.output[%r{^built (/\S+\.gem) }, 1]
-      check_gem(keep(built, checkout)) if run.success? || built
+      check_gem(CheckoutCopy.keep(built, checkout)) if run.success? || built
       Suite.summarize([[ARM64, run]], 'test:arm64')
-    end
-
-    # The copy of +checkout+ the root works in, brought up to date, with the
-    # compiler package where the checkout keeps it (tmp/compiler-packages,
-    # whence the tests take it offline: the root has no npm). Files are compared by content and a changed
-    # one is written anew, so its time is now: cargo then rebuilds exactly
-    # what changed (keeping the checkout's times, -t, would hide an edit made
-    # before the copy's last build from cargo).
-    def mirror(checkout, archive, compiler_cache)
-      copy = "#{Roots.path(ARM64)}.checkout"
-      system('rsync', '--recursive', '--links', '--perms', '--checksum', '--delete',
-             *LEFT_OUT.map { |path| "--exclude=#{path}" }, "#{checkout}/", "#{copy}/", exception: true)
-      cache = compiler_cache.sub(checkout, copy)
-      FileUtils.mkdir_p(cache)
-      FileUtils.cp(archive, File.join(cache, File.basename(archive)), preserve: true)
-      copy
-    end
-
-    # Copies the gem built in the copy into the checkout's pkg/.
-    def keep(built, checkout)
-      return unless built && File.file?(built)
-
-      FileUtils.mkdir_p(File.join(checkout, 'pkg'))
-      kept = File.join(checkout, 'pkg', File.basename(built))
-      FileUtils.cp(built, kept)
-      puts "the aarch64-linux platform gem: #{kept}"
-      kept
     end
 
     # In the root: the machine, the platform gem, its install, the suite.

@@ -36,7 +36,10 @@ module SassEmbeddedRubies
     # suite's default Ruby (3.3 on sid), so a hook points /usr/local/bin/ruby
     # at the root's own; another checks that minitest and rake load in it.
     def mmdebstrap_arguments(ruby)
-      sources = [ruby.suite, *ruby.extra_suites].map { |suite| "deb #{mirror} #{suite} main" }
+      kinds = ruby.deb_src ? %w[deb deb-src] : %w[deb]
+      sources = [ruby.suite, *ruby.extra_suites].flat_map do |suite|
+        kinds.map { |kind| "#{kind} #{mirror} #{suite} main" }
+      end
       check = "require 'minitest'; require 'rake'; " \
               "puts \"#{ruby.executable}: minitest \#{Minitest::VERSION}, rake \#{Rake::VERSION}\""
       [
@@ -132,7 +135,7 @@ module SassEmbeddedRubies
     # rake rubies:clean
     def clean
       abort 'rake rubies:clean needs root (the roots belong to root)' unless Process.euid.zero?
-      [*RUBIES, ASYNC2, ARM64, TARGETS_ROOT].each do |ruby|
+      [*RUBIES, ASYNC2, ARM64, TARGETS_ROOT, MUSL].each do |ruby|
         roots = [path(ruby), "#{path(ruby)}.new", "#{path(ruby)}.checkout"].select { |root| File.exist?(root) }
         next if roots.empty?
 

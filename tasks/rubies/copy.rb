@@ -1,0 +1,45 @@
+# frozen_string_literal: true
+
+require 'fileutils'
+
+module SassEmbeddedRubies
+  # A copy of the checkout kept beside a root (rake test:arm64, test:musl),
+  # for a root whose builds, compiler package and cargo target directory must
+  # stay apart from the machine's: brought up to date before each run, cached
+  # for the next, its platform gem copied back into the checkout's pkg/.
+  module CheckoutCopy
+    # What a copy leaves out: the machine's builds and compiler, and what the
+    # copy makes itself (kept there between runs).
+    LEFT_OUT = %w[/.git/ /target/ /tmp/ /pkg/ /lib/sass/[0-9]*/ /lib/sass/embedded/dart-sass/ /bench/vendor/].freeze
+
+    module_function
+
+    # The copy of +checkout+ for +ruby+'s root, brought up to date, with the
+    # compiler package +archive+ where the checkout keeps it
+    # (tmp/compiler-packages, whence the tests take it offline: the roots
+    # have no npm). Files are compared by content and a changed one is
+    # written anew, so its time is now: cargo then rebuilds exactly what
+    # changed (keeping the checkout's times, -t, would hide an edit made
+    # before the copy's last build from cargo).
+    def mirror(ruby, checkout, archive, compiler_cache)
+      copy = "#{Roots.path(ruby)}.checkout"
+      system('rsync', '--recursive', '--links', '--perms', '--checksum', '--delete',
+             *LEFT_OUT.map { |path| "--exclude=#{path}" }, "#{checkout}/", "#{copy}/", exception: true)
+      cache = compiler_cache.sub(checkout, copy)
+      FileUtils.mkdir_p(cache)
+      FileUtils.cp(archive, File.join(cache, File.basename(archive)), preserve: true)
+      copy
+    end
+
+    # Copies the gem +built+ in a copy into +checkout+'s pkg/; its path there.
+    def keep(built, checkout)
+      return unless built && File.file?(built)
+
+      FileUtils.mkdir_p(File.join(checkout, 'pkg'))
+      kept = File.join(checkout, 'pkg', File.basename(built))
+      FileUtils.cp(built, kept)
+      puts "the platform gem: #{kept}"
+      kept
+    end
+  end
+end

@@ -1,0 +1,83 @@
+#!/bin/sh
+# Run inside the musl root (rake test:musl): makes, once, what building and
+# testing for x86_64-linux-musl needs there, each part under $PREFIX and
+# remade only when this script changes (its checksum is the stamp):
+#
+# - a musl Ruby (Debian's ruby3.3 upstream tarball, built with musl-gcc
+#   against zlib and libyaml also built with musl-gcc): shared libruby, no
+#   YJIT (its Rust would link glibc's std), crypt_r off (musl-dev has no
+#   crypt.h). Unpatched: Ruby's main thread keeps the small machine stack
+#   musl reports for it (Ruby bug 14387), as on every musl Ruby but the
+#   official Alpine images.
+# - "-lgcc_s" for the musl cdylib: Rust's unwinder links gcc_s once the C
+#   runtime is dynamic, and Debian has it for glibc only. LLVM's static
+#   libunwind (Debian's libunwind-<N>-dev, unpacked, not installed) stands in,
+#   with the two glibc fortify functions it calls (fortify-shim.c), named
+#   by a linker script installed as libgcc_s.so.
+#
+# Usage: toolchain.sh PREFIX (prints "musl toolchain: ..." lines).
+set -eu
+PREFIX=$1
+here=$(cd "$(dirname "$0")" && pwd)
+stamp=$(cat "$0" "$here/fortify-shim.c" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
+  echo "musl toolchain: cached in $PREFIX ($("$PREFIX/ruby/bin/ruby" -v))"
+  exit 0
+fi
+rm -rf "$PREFIX"
+mkdir -p "$PREFIX/src" "$PREFIX/deps/lib" "$PREFIX/deps/include" "$PREFIX/unwind"
+started=$(date +%s)
+timed() { s=$(date +%s); "$@"; echo "musl toolchain: $1 in $(( $(date +%s) - s )) s"; }
+jobs=$(nproc)
+
+sources() {
+  cd "$PREFIX/src"
+  apt-get update -qq
+  apt-get source --download-only ruby3.3 zlib libyaml > apt-source.log 2>&1 || { cat apt-source.log; exit 1; }
+  for archive in zlib_*.orig.tar.* libyaml_*.orig.tar.* ruby3.3_*.orig.tar.*; do tar xf "$archive"; done
+}
+
+zlib() {
+  cd "$PREFIX"/src/zlib-*/
+  CC=musl-gcc CFLAGS="-O2 -fPIC" ./configure --static --prefix="$PREFIX/deps" > build.log 2>&1
+  make -j"$jobs" >> build.log 2>&1 && make install >> build.log 2>&1
+}
+
+# libyaml's upstream tarball has no configure (autogen needs autotools): its
+# sources are compiled directly.
+libyaml() {
+  cd "$PREFIX"/src/libyaml-*/
+  for file in src/*.c; do
+    musl-gcc -O2 -fPIC -Iinclude -DYAML_VERSION_MAJOR=0 -DYAML_VERSION_MINOR=2 -DYAML_VERSION_PATCH=5 \
+      '-DYAML_VERSION_STRING="0.2.5"' -c "$file" -o "${file%.c}.o"
+  done
+  ar rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
+}
+
+ruby() {
+  cd "$PREFIX"/src/ruby-3.3.*/
+  ./configure CC=musl-gcc --prefix="$PREFIX/ruby" --enable-shared --disable-install-doc --disable-yjit \
+    --with-opt-dir="$PREFIX/deps" ac_cv_func_crypt_r=no > configure.log 2>&1 || { tail -30 configure.log; exit 1; }
+  make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
+  make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
+}
+
+unwinder() {
+  llvm=$(ls -d /usr/lib/llvm-[0-9]* | sort -V | tail -1)
+  version=${llvm##*-}
+  cd "$PREFIX/unwind"
+  apt-get download "libunwind-$version-dev" > download.log 2>&1 || { cat download.log; exit 1; }
+  dpkg-deb -x libunwind-*.deb llvm
+  musl-gcc -O2 -fPIC -c "$here/fortify-shim.c" -o fortify-shim.o
+  ar rcs libfortify_shim.a fortify-shim.o
+  printf 'INPUT(%s %s)\n' "$PREFIX/unwind/llvm/usr/lib/llvm-$version/lib/libunwind.a" \
+    "$PREFIX/unwind/libfortify_shim.a" > libgcc_s.so
+}
+
+timed sources
+timed zlib
+timed libyaml
+timed ruby
+timed unwinder
+echo "$stamp" > "$PREFIX/stamp"
+echo "musl toolchain: made in $PREFIX in $(( $(date +%s) - started )) s ($("$PREFIX/ruby/bin/ruby" -v))"
