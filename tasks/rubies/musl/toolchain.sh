@@ -33,8 +33,14 @@ jobs=$(nproc)
 sources() {
   cd "$PREFIX/src"
   apt-get update -qq
-  apt-get source --download-only ruby3.3 zlib libyaml > apt-source.log 2>&1 || { cat apt-source.log; exit 1; }
-  for archive in zlib_*.orig.tar.* libyaml_*.orig.tar.* ruby3.3_*.orig.tar.*; do tar xf "$archive"; done
+  # The mirror may lack a .dsc or a Debian diff (apt-get then fails): only
+  # the upstream tarballs are used, so only they must be there.
+  apt-get source --download-only ruby3.3 zlib libyaml > apt-source.log 2>&1 || true
+  for package in zlib libyaml ruby3.3; do
+    archive=$(ls "$package"_*.orig.tar.* 2>/dev/null | head -1)
+    [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
+    tar xf "$archive"
+  done
 }
 
 zlib() {

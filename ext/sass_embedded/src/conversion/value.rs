@@ -90,6 +90,16 @@ impl Context {
     /// Counts `levels` more levels of message nesting while the guard lives,
     /// refusing a value the compiler could not read.
     fn nest(&self, ruby: &Ruby, levels: usize) -> Result<Nesting<'_>, Error> {
+        self.enter(ruby, levels)?;
+        Ok(Nesting {
+            context: self,
+            levels,
+        })
+    }
+
+    /// Counts `levels` more levels of message nesting until [`Self::leave`],
+    /// refusing a value the compiler could not read.
+    fn enter(&self, ruby: &Ruby, levels: usize) -> Result<(), Error> {
         let depth = self.nesting.get() + levels;
         if depth > MAX_VALUE_NESTING {
             return Err(type_error(
@@ -101,10 +111,11 @@ impl Context {
             ));
         }
         self.nesting.set(depth);
-        Ok(Nesting {
-            context: self,
-            levels,
-        })
+        Ok(())
+    }
+
+    fn leave(&self, levels: usize) {
+        self.nesting.set(self.nesting.get() - levels);
     }
 }
 
@@ -183,12 +194,158 @@ impl ArgumentLists {
 }
 
 /// Builds the `Sass::Value` for a protobuf value.
+///
+/// The compiler may send lists and maps nested to any depth (a function
+/// argument 2 000 levels deep is fine to it), so this walks them with a work
+/// stack of its own instead of recursing: whatever the depth, the Ruby calls
+/// it makes sit at the same shallow depth of the machine stack. Recursing,
+/// each level took machine stack, and Ruby raises `SystemStackError` when
+/// the stack it believes it has runs out: a few hundred levels on musl's
+/// main thread, whose stack Ruby sees as ~124 KiB (Ruby bug 14387).
 pub fn to_ruby(
     ruby: &Ruby,
     value: &ProtoValue,
     context: &Context,
     lists: &ArgumentLists,
 ) -> Result<Value, Error> {
+    // The containers being filled live in this Rust stack's frames, where
+    // Ruby's garbage collector does not look: this array, on the machine
+    // stack, keeps them (and a map key waiting for its value) alive.
+    let keep = ruby.ary_new();
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut next = value;
+    loop {
+        let mut done = match open_or_convert(ruby, next, context, lists, &keep)? {
+            Step::Open(container, first) => {
+                open.push(container);
+                next = first;
+                continue;
+            }
+            Step::Done(done) => done,
+        };
+        // Hand the finished value to the container it belongs to, and
+        // finish every container that is now full.
+        loop {
+            let Some(container) = open.last_mut() else {
+                return Ok(done);
+            };
+            if let Some(child) = container.accept(ruby, done, &keep)? {
+                next = child;
+                break;
+            }
+            let container = open.pop().expect("a container is open");
+            done = container.finish(ruby, context, lists)?;
+        }
+    }
+}
+
+/// What [`open_or_convert`] made of a value: a container opened for its
+/// children (the first of which comes next), or the finished value.
+enum Step<'a> {
+    Open(Open<'a>, &'a ProtoValue),
+    Done(Value),
+}
+
+/// A list, argument list or map whose children are being converted.
+enum Open<'a> {
+    List {
+        list: &'a proto::List,
+        contents: RArray,
+    },
+    ArgumentList {
+        list: &'a proto::ArgumentList,
+        contents: RArray,
+        keywords: RHash,
+        /// The keywords not yet converted, and the name of the one being
+        /// converted.
+        names: std::collections::btree_map::Iter<'a, String, ProtoValue>,
+        name: Option<&'a String>,
+    },
+    Map {
+        entries: &'a [proto::map::Entry],
+        contents: RHash,
+        /// The entry being converted, and its key once converted.
+        index: usize,
+        key: Option<Value>,
+    },
+}
+
+impl<'a> Open<'a> {
+    /// Takes a converted child; the next child to convert, if any.
+    fn accept(
+        &mut self,
+        ruby: &Ruby,
+        child: Value,
+        keep: &RArray,
+    ) -> Result<Option<&'a ProtoValue>, Error> {
+        match self {
+            Open::List { list, contents } => {
+                contents.push(child)?;
+                Ok(list.contents.get(contents.len()))
+            }
+            Open::ArgumentList {
+                list,
+                contents,
+                keywords,
+                names,
+                name,
+            } => {
+                match name.take() {
+                    Some(name) => keywords.aset(ruby.to_symbol(name), child)?,
+                    None => contents.push(child)?,
+                }
+                if let Some(element) = list.contents.get(contents.len()) {
+                    return Ok(Some(element));
+                }
+                Ok(names.next().map(|(next, element)| {
+                    *name = Some(next);
+                    element
+                }))
+            }
+            Open::Map {
+                entries,
+                contents,
+                index,
+                key,
+            } => {
+                match key.take() {
+                    None => {
+                        keep.push(child)?;
+                        *key = Some(child);
+                        return Ok(entries[*index].value.as_ref());
+                    }
+                    Some(converted) => contents.aset(converted, child)?,
+                }
+                *index += 1;
+                Ok(entries.get(*index).and_then(|entry| entry.key.as_ref()))
+            }
+        }
+    }
+
+    /// The `Sass::Value` of a container whose children are all converted.
+    fn finish(self, ruby: &Ruby, context: &Context, lists: &ArgumentLists) -> Result<Value, Error> {
+        match self {
+            Open::List { list, contents } => list_to_ruby(ruby, list, contents),
+            Open::ArgumentList {
+                list,
+                contents,
+                keywords,
+                ..
+            } => argument_list_to_ruby(ruby, list, contents, keywords, context, lists),
+            Open::Map { contents, .. } => ruby.get_inner(&MAP).new_instance((contents,)),
+        }
+    }
+}
+
+/// Converts a value that holds no other value; opens a list, argument list
+/// or map that has children (one without is converted at once).
+fn open_or_convert<'a>(
+    ruby: &Ruby,
+    value: &'a ProtoValue,
+    context: &Context,
+    lists: &ArgumentLists,
+    keep: &RArray,
+) -> Result<Step<'a>, Error> {
     use proto::Value as V;
 
     let Some(value) = &value.value else {
@@ -197,83 +354,127 @@ pub fn to_ruby(
             "the compiler sent a Value without a value",
         ));
     };
-    match value {
+    let done = match value {
         V::String(string) => ruby.get_inner(&STRING).new_instance((
             ruby.str_new(&string.text),
             magnus::kwargs!(ruby, "quoted" => string.quoted),
-        )),
-        V::Number(number) => number_to_ruby(ruby, number),
+        ))?,
+        V::Number(number) => number_to_ruby(ruby, number)?,
         V::List(list) => {
             let contents = ruby.ary_new_capa(list.contents.len());
-            for element in &list.contents {
-                contents.push(to_ruby(ruby, element, context, lists)?)?;
-            }
-            ruby.get_inner(&LIST).new_instance((
-                contents,
-                magnus::kwargs!(
-                    ruby,
-                    "separator" => separator_to_ruby(ruby, list.separator),
-                    "bracketed" => list.has_brackets
-                ),
-            ))
+            let Some(first) = list.contents.first() else {
+                return list_to_ruby(ruby, list, contents).map(Step::Done);
+            };
+            keep.push(contents)?;
+            return Ok(Step::Open(Open::List { list, contents }, first));
         }
         V::ArgumentList(list) => {
             let contents = ruby.ary_new_capa(list.contents.len());
-            for element in &list.contents {
-                contents.push(to_ruby(ruby, element, context, lists)?)?;
-            }
             let keywords = ruby.hash_new();
-            for (name, element) in &list.keywords {
-                keywords.aset(
-                    ruby.to_symbol(name),
-                    to_ruby(ruby, element, context, lists)?,
-                )?;
-            }
-            let object = RObject::try_convert(ruby.get_inner(&ARGUMENT_LIST).new_instance((
+            let mut names = list.keywords.iter();
+            let (first, name) = match list.contents.first() {
+                Some(first) => (Some(first), None),
+                None => match names.next() {
+                    Some((name, first)) => (Some(first), Some(name)),
+                    None => (None, None),
+                },
+            };
+            let Some(first) = first else {
+                return argument_list_to_ruby(ruby, list, contents, keywords, context, lists)
+                    .map(Step::Done);
+            };
+            keep.push(contents)?;
+            keep.push(keywords)?;
+            let open = Open::ArgumentList {
+                list,
                 contents,
                 keywords,
-                separator_to_ruby(ruby, list.separator),
-            ))?)?;
-            object.ivar_set("@id", list.id)?;
-            object.ivar_set("@compilation", context.compilation)?;
-            lists.0.push(object)?;
-            Ok(object.as_value())
+                names,
+                name,
+            };
+            return Ok(Step::Open(open, first));
         }
         V::Map(map) => {
-            let contents = ruby.hash_new();
-            for entry in &map.entries {
-                let (Some(key), Some(value)) = (&entry.key, &entry.value) else {
-                    return Err(type_error(
-                        ruby,
-                        "the compiler sent a map entry without key or value",
-                    ));
-                };
-                contents.aset(
-                    to_ruby(ruby, key, context, lists)?,
-                    to_ruby(ruby, value, context, lists)?,
-                )?;
+            if map
+                .entries
+                .iter()
+                .any(|entry| entry.key.is_none() || entry.value.is_none())
+            {
+                return Err(type_error(
+                    ruby,
+                    "the compiler sent a map entry without key or value",
+                ));
             }
-            ruby.get_inner(&MAP).new_instance((contents,))
+            let contents = ruby.hash_new();
+            let Some(first) = map.entries.first().and_then(|entry| entry.key.as_ref()) else {
+                return ruby
+                    .get_inner(&MAP)
+                    .new_instance((contents,))
+                    .map(Step::Done);
+            };
+            keep.push(contents)?;
+            let open = Open::Map {
+                entries: &map.entries,
+                contents,
+                index: 0,
+                key: None,
+            };
+            return Ok(Step::Open(open, first));
         }
         V::Singleton(singleton) => match SingletonValue::try_from(*singleton) {
-            Ok(SingletonValue::True) => constant(ruby, &BOOLEAN, "TRUE"),
-            Ok(SingletonValue::False) => constant(ruby, &BOOLEAN, "FALSE"),
-            Ok(SingletonValue::Null) => constant(ruby, &NULL, "NULL"),
-            Err(_) => Err(type_error(
-                ruby,
-                format!("unknown singleton value {singleton}"),
-            )),
+            Ok(SingletonValue::True) => constant(ruby, &BOOLEAN, "TRUE")?,
+            Ok(SingletonValue::False) => constant(ruby, &BOOLEAN, "FALSE")?,
+            Ok(SingletonValue::Null) => constant(ruby, &NULL, "NULL")?,
+            Err(_) => {
+                return Err(type_error(
+                    ruby,
+                    format!("unknown singleton value {singleton}"),
+                ))
+            }
         },
-        V::CompilerFunction(function) => compiler_object(ruby, &FUNCTION, function.id, context),
-        V::CompilerMixin(mixin) => compiler_object(ruby, &MIXIN, mixin.id, context),
-        V::CompilerModule(module) => compiler_object(ruby, &COMPILER_MODULE, module.id, context),
-        V::HostFunction(_) => Err(type_error(
+        V::CompilerFunction(function) => compiler_object(ruby, &FUNCTION, function.id, context)?,
+        V::CompilerMixin(mixin) => compiler_object(ruby, &MIXIN, mixin.id, context)?,
+        V::CompilerModule(module) => compiler_object(ruby, &COMPILER_MODULE, module.id, context)?,
+        V::HostFunction(_) => {
+            return Err(type_error(
+                ruby,
+                "the compiler sent a HostFunction, which only the host may create",
+            ))
+        }
+        V::Color(color) => color_to_ruby(ruby, color)?,
+        V::Calculation(calculation) => calculation_to_ruby(ruby, calculation)?,
+    };
+    Ok(Step::Done(done))
+}
+
+fn list_to_ruby(ruby: &Ruby, list: &proto::List, contents: RArray) -> Result<Value, Error> {
+    ruby.get_inner(&LIST).new_instance((
+        contents,
+        magnus::kwargs!(
             ruby,
-            "the compiler sent a HostFunction, which only the host may create",
-        )),
-        V::Color(color) => color_to_ruby(ruby, color),
-        V::Calculation(calculation) => calculation_to_ruby(ruby, calculation),
-    }
+            "separator" => separator_to_ruby(ruby, list.separator),
+            "bracketed" => list.has_brackets
+        ),
+    ))
+}
+
+fn argument_list_to_ruby(
+    ruby: &Ruby,
+    list: &proto::ArgumentList,
+    contents: RArray,
+    keywords: RHash,
+    context: &Context,
+    lists: &ArgumentLists,
+) -> Result<Value, Error> {
+    let object = RObject::try_convert(ruby.get_inner(&ARGUMENT_LIST).new_instance((
+        contents,
+        keywords,
+        separator_to_ruby(ruby, list.separator),
+    ))?)?;
+    object.ivar_set("@id", list.id)?;
+    object.ivar_set("@compilation", context.compilation)?;
+    lists.0.push(object)?;
+    Ok(object.as_value())
 }
 
 fn number_to_ruby(ruby: &Ruby, number: &proto::Number) -> Result<Value, Error> {
@@ -543,8 +744,172 @@ fn number_from_ruby(value: Value) -> Result<proto::Value, Error> {
     }))
 }
 
-/// Converts a `Sass::Value` to its protobuf message.
+/// Builds the protobuf value for a `Sass::Value`, refusing one nested more
+/// deeply than the compiler reads ([`MAX_VALUE_NESTING`]).
+///
+/// Lists, argument lists and maps are walked with a work stack of its own,
+/// as [`to_ruby`] does, so no level of nesting takes machine stack.
 pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoValue, Error> {
+    let base = context.nesting.get();
+    let built = build_from_ruby(ruby, value, context);
+    // An error leaves containers open: their levels are given back here.
+    context.nesting.set(base);
+    built
+}
+
+fn build_from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoValue, Error> {
+    // The Ruby arrays being walked live in this Rust stack's frames, where
+    // Ruby's garbage collector does not look: this array, on the machine
+    // stack, keeps them alive.
+    let keep = ruby.ary_new();
+    let mut open: Vec<Building> = Vec::new();
+    let mut next = value;
+    loop {
+        let mut done = match begin_from_ruby(ruby, next, context, &keep)? {
+            Begun::Open(building, first) => {
+                open.push(building);
+                next = first;
+                continue;
+            }
+            Begun::Done(done) => done,
+        };
+        loop {
+            let Some(building) = open.last_mut() else {
+                return Ok(done);
+            };
+            if let Some(child) = building.accept(done)? {
+                next = child;
+                break;
+            }
+            let building = open.pop().expect("a container is open");
+            context.leave(building.levels());
+            done = building.finish();
+        }
+    }
+}
+
+/// What [`begin_from_ruby`] made of a value: a container opened for its
+/// children (the first of which comes next), or the finished value.
+enum Begun {
+    Open(Building, Value),
+    Done(ProtoValue),
+}
+
+/// A list, argument list or map whose children are being converted.
+enum Building {
+    List {
+        list: proto::List,
+        elements: RArray,
+    },
+    ArgumentList {
+        list: proto::ArgumentList,
+        elements: RArray,
+        /// The keywords' names and values, and how many are converted.
+        keywords: Vec<(String, Value)>,
+        converted: usize,
+    },
+    Map {
+        pairs: RArray,
+        entries: Vec<proto::map::Entry>,
+        key: Option<ProtoValue>,
+    },
+}
+
+impl Building {
+    /// How many levels of nesting its children are counted below it: its
+    /// `Value` and the message inside, and for a map the entry too.
+    fn levels(&self) -> usize {
+        match self {
+            Building::Map { .. } => 3,
+            _ => 2,
+        }
+    }
+
+    /// Takes a converted child; the next child to convert, if any.
+    fn accept(&mut self, child: ProtoValue) -> Result<Option<Value>, Error> {
+        match self {
+            Building::List { list, elements } => {
+                list.contents.push(child);
+                element(*elements, list.contents.len())
+            }
+            Building::ArgumentList {
+                list,
+                elements,
+                keywords,
+                converted,
+            } => {
+                if list.contents.len() < elements.len() {
+                    list.contents.push(child);
+                    if let Some(next) = element(*elements, list.contents.len())? {
+                        return Ok(Some(next));
+                    }
+                } else {
+                    let name = std::mem::take(&mut keywords[*converted].0);
+                    list.keywords.insert(name, child);
+                    *converted += 1;
+                }
+                Ok(keywords.get(*converted).map(|(_, value)| *value))
+            }
+            Building::Map {
+                pairs,
+                entries,
+                key,
+            } => {
+                let index = entries.len();
+                match key.take() {
+                    None => {
+                        *key = Some(child);
+                        pair_part(*pairs, index, 1).map(Some)
+                    }
+                    Some(converted) => {
+                        entries.push(proto::map::Entry {
+                            key: Some(converted),
+                            value: Some(child),
+                        });
+                        if entries.len() < pairs.len() {
+                            pair_part(*pairs, entries.len(), 0).map(Some)
+                        } else {
+                            Ok(None)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> ProtoValue {
+        let value = match self {
+            Building::List { list, .. } => proto::Value::List(list),
+            Building::ArgumentList { list, .. } => proto::Value::ArgumentList(list),
+            Building::Map { entries, .. } => proto::Value::Map(proto::Map { entries }),
+        };
+        ProtoValue { value: Some(value) }
+    }
+}
+
+/// The element of `array` at `index`, if there is one.
+fn element(array: RArray, index: usize) -> Result<Option<Value>, Error> {
+    if index < array.len() {
+        array.entry(index as isize).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// The key (`part` 0) or value (1) of the `index`th of a Hash's pairs.
+fn pair_part(pairs: RArray, index: usize, part: isize) -> Result<Value, Error> {
+    RArray::try_convert(pairs.entry::<Value>(index as isize)?)?.entry(part)
+}
+
+/// Converts a value that holds no other value; opens a list, argument list
+/// or map that has children (one without is converted at once), counting
+/// its levels of nesting (given back when it is finished).
+fn begin_from_ruby(
+    ruby: &Ruby,
+    value: Value,
+    context: &Context,
+    keep: &RArray,
+) -> Result<Begun, Error> {
     use proto::Value as V;
 
     // The `Value` message itself, and the message inside it.
@@ -568,32 +933,67 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
     } else if value.is_kind_of(ruby.get_inner(&NULL)) {
         V::Singleton(SingletonValue::Null as i32)
     } else if value.is_kind_of(ruby.get_inner(&ARGUMENT_LIST)) {
-        argument_list_from_ruby(ruby, value, context)?
+        match argument_list_from_ruby(ruby, value, context)? {
+            Ok(known) => known,
+            Err((list, elements, keywords)) => {
+                let first =
+                    element(elements, 0)?.or_else(|| keywords.first().map(|(_, value)| *value));
+                let Some(first) = first else {
+                    return Ok(Begun::Done(ProtoValue {
+                        value: Some(V::ArgumentList(list)),
+                    }));
+                };
+                keep.push(elements)?;
+                for (_, value) in &keywords {
+                    keep.push(*value)?;
+                }
+                return opened(
+                    context,
+                    Building::ArgumentList {
+                        list,
+                        elements,
+                        keywords,
+                        converted: 0,
+                    },
+                    first,
+                );
+            }
+        }
     } else if value.is_kind_of(ruby.get_inner(&LIST)) {
-        let contents: RArray = value.funcall("to_a", ())?;
-        V::List(proto::List {
+        let elements: RArray = value.funcall("to_a", ())?;
+        let list = proto::List {
             separator: separator_from_ruby(ruby, value.funcall("separator", ())?)? as i32,
             has_brackets: value.funcall("bracketed?", ())?,
-            contents: contents
-                .into_iter()
-                .map(|element| from_ruby(ruby, element, context))
-                .collect::<Result<_, _>>()?,
-        })
+            contents: Vec::with_capacity(elements.len()),
+        };
+        let Some(first) = element(elements, 0)? else {
+            return Ok(Begun::Done(ProtoValue {
+                value: Some(V::List(list)),
+            }));
+        };
+        keep.push(elements)?;
+        return opened(context, Building::List { list, elements }, first);
     } else if value.is_kind_of(ruby.get_inner(&MAP)) {
         // Pairs as an array rather than `RHash::foreach`: an error inside
         // `foreach` is raised through Ruby and would come back as a Ruby
         // exception instead of the host's own conversion error.
         let pairs = hash_pairs(value.funcall("contents", ())?)?;
-        let mut entries = Vec::with_capacity(pairs.len());
-        for pair in pairs {
-            let pair = RArray::try_convert(pair)?;
-            let _entry = context.nest(ruby, 1)?;
-            entries.push(proto::map::Entry {
-                key: Some(from_ruby(ruby, pair.entry(0)?, context)?),
-                value: Some(from_ruby(ruby, pair.entry(1)?, context)?),
-            });
+        if pairs.is_empty() {
+            return Ok(Begun::Done(ProtoValue {
+                value: Some(V::Map(proto::Map::default())),
+            }));
         }
-        V::Map(proto::Map { entries })
+        // Each entry is one more message around its key and value: refused
+        // here if its key would be too deep.
+        drop(context.nest(ruby, 3)?);
+        let first = pair_part(pairs, 0, 0)?;
+        keep.push(pairs)?;
+        let building = Building::Map {
+            pairs,
+            entries: Vec::with_capacity(pairs.len()),
+            key: None,
+        };
+        return opened(context, building, first);
     } else if value.is_kind_of(ruby.get_inner(&FUNCTION)) {
         let object = RObject::try_convert(value)?;
         let callback: Value = object.ivar_get("@callback")?;
@@ -636,9 +1036,20 @@ pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoVa
             format!("{} is not a Sass::Value", value.inspect()),
         ));
     };
-    Ok(ProtoValue {
+    Ok(Begun::Done(ProtoValue {
         value: Some(converted),
-    })
+    }))
+}
+
+/// Opens `building`, whose first child is `first`: its children are counted
+/// `building.levels()` deeper, until it is finished.
+fn opened(context: &Context, building: Building, first: Value) -> Result<Begun, Error> {
+    // The guard of `begin_from_ruby` gives its two levels back when it
+    // returns; the container holds them (and more) until it is finished.
+    context
+        .nesting
+        .set(context.nesting.get() + building.levels());
+    Ok(Begun::Open(building, first))
 }
 
 /// A Hash's `[key, value]` pairs, as an Array.
@@ -666,27 +1077,30 @@ fn compiler_id(ruby: &Ruby, object: RObject, context: &Context, what: &str) -> R
     object.ivar_get("@id")
 }
 
+/// An argument list: the compiler's own (`Ok`, by id) if it came from this
+/// compilation, else its message without contents or keywords, its elements
+/// and its keywords' names and values, to be converted.
+#[allow(clippy::type_complexity)]
 fn argument_list_from_ruby(
     ruby: &Ruby,
     value: Value,
     context: &Context,
-) -> Result<proto::Value, Error> {
+) -> Result<Result<proto::Value, (proto::ArgumentList, RArray, Vec<(String, Value)>)>, Error> {
     let object = RObject::try_convert(value)?;
     let id: Option<u32> = object.ivar_get("@id")?;
     let compilation: Option<u64> = object.ivar_get("@compilation")?;
     if let (Some(id), Some(compilation)) = (id, compilation) {
         if id != 0 && compilation == context.compilation {
             // The compiler still knows this list (and its keywords).
-            return Ok(proto::Value::ArgumentList(proto::ArgumentList {
+            return Ok(Ok(proto::Value::ArgumentList(proto::ArgumentList {
                 id,
                 ..Default::default()
-            }));
+            })));
         }
     }
-    let contents: RArray = value.funcall("to_a", ())?;
-    let keywords = hash_pairs(object.ivar_get("@keywords")?)?;
-    let mut converted_keywords = std::collections::BTreeMap::new();
-    for pair in keywords {
+    let elements: RArray = value.funcall("to_a", ())?;
+    let mut keywords = Vec::new();
+    for pair in hash_pairs(object.ivar_get("@keywords")?)? {
         let pair = RArray::try_convert(pair)?;
         let name: Value = pair.entry(0)?;
         let name = if let Ok(symbol) = Symbol::try_convert(name) {
@@ -694,15 +1108,13 @@ fn argument_list_from_ruby(
         } else {
             rust_string(name)?
         };
-        converted_keywords.insert(name, from_ruby(ruby, pair.entry(1)?, context)?);
+        keywords.push((name, pair.entry(1)?));
     }
-    Ok(proto::Value::ArgumentList(proto::ArgumentList {
+    let list = proto::ArgumentList {
         id: 0,
         separator: separator_from_ruby(ruby, value.funcall("separator", ())?)? as i32,
-        contents: contents
-            .into_iter()
-            .map(|element| from_ruby(ruby, element, context))
-            .collect::<Result<_, _>>()?,
-        keywords: converted_keywords,
-    }))
+        contents: Vec::with_capacity(elements.len()),
+        keywords: std::collections::BTreeMap::new(),
+    };
+    Ok(Err((list, elements, keywords)))
 }
