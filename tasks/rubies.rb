@@ -34,8 +34,8 @@ module SassEmbeddedRubies
   # checkout (tasks/rubies/arm64.rb). A root whose +packages+ hold rustc
   # builds with it instead of the machine's toolchain (which cannot run in a
   # root of another architecture). A +purpose+ names a root apart from
-  # another of the same suite and Ruby. A root with +deb_src+ can fetch
-  # Debian's sources (apt-get source) too.
+  # another of the same suite and Ruby. +deb_src+ names the suites whose
+  # sources (apt-get source) a root can fetch.
   Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, :architecture, :purpose,
                     :deb_src, keyword_init: true) do
     def executable = "/usr/bin/ruby#{minor}"

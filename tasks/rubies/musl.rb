@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require 'digest'
+require 'fileutils'
 require 'open3'
 require 'rubygems/package'
 require 'tmpdir'
@@ -16,7 +18,7 @@ module SassEmbeddedRubies
   # x86_64-linux-musl platform gem packed and installed offline with only
   # `ruby` and `gem` on PATH, and the whole Ruby suite with the musl
   # compiler package. The gem is copied into the checkout's pkg/.
-  MUSL = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'musl', deb_src: true,
+  MUSL = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'musl', deb_src: %w[sid],
                   packages: %w[ruby3.3 rustc cargo rust-src musl musl-dev musl-tools dpkg-dev xz-utils] + RACK3,
                   label: '3.3 built for musl (sid root)')
 
@@ -28,6 +30,11 @@ module SassEmbeddedRubies
     PREFIX = '/opt/sass-embedded-musl'
     # ELF e_machine of x86-64.
     X86_64 = 62
+    # OpenSSL for the musl Ruby's openssl extension (RubyGems needs it to
+    # build or install a gem): upstream's 3.5 LTS tarball, which Debian's
+    # mirror keeps as the orig tarball, checked against upstream's SHA-256.
+    OPENSSL_VERSION = '3.5.4'
+    OPENSSL_SHA256 = '967311f84955316969bdb1d8d4b983718ef42338639c621ec4c34fddef355e99'
 
     module_function
 
@@ -37,6 +44,7 @@ module SassEmbeddedRubies
       archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
       copy = CheckoutCopy.mirror(MUSL, checkout, archive, compiler_cache)
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
+                      'SASS_MUSL_OPENSSL' => openssl_tarball(copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => MUSL.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
       puts "\n== test:musl: Ruby #{MUSL.name}, in #{copy}"
       run = SassEmbeddedRubies.run(MUSL, script, environment, limit: ENV.fetch('SASS_MUSL_TIMEOUT', '3600'),
@@ -44,6 +52,25 @@ module SassEmbeddedRubies
       built = run.output[%r{^built (/\S+\.gem) }, 1]
       check_gem(CheckoutCopy.keep(built, checkout)) if run.success? || built
       Suite.summarize([[MUSL, run]], 'test:musl')
+    end
+
+    # OpenSSL's tarball in +copy+'s tmp/ (kept there), fetched from the
+    # Debian mirror and verified.
+    def openssl_tarball(copy)
+      path = File.join(copy, 'tmp', 'musl-sources', "openssl-#{OPENSSL_VERSION}.tar.gz")
+      return path if File.file?(path) && Digest::SHA256.file(path).hexdigest == OPENSSL_SHA256
+
+      url = "#{Roots.mirror}/pool/main/o/openssl/openssl_#{OPENSSL_VERSION}.orig.tar.gz"
+      FileUtils.mkdir_p(File.dirname(path))
+      system('curl', '--fail', '--silent', '--show-error', '--location', '--output', "#{path}.part", url,
+             exception: true)
+      digest = Digest::SHA256.file("#{path}.part").hexdigest
+      unless digest == OPENSSL_SHA256
+        raise "#{url}: SHA-256 #{digest}, not OpenSSL #{OPENSSL_VERSION}'s #{OPENSSL_SHA256}"
+      end
+
+      File.rename("#{path}.part", path)
+      path
     end
 
     # In the root: the toolchain (cached), then under the musl Ruby the
@@ -54,7 +81,7 @@ module SassEmbeddedRubies
     def script
       <<~SH.tr("\n", ';')
         set -e
-        sh tasks/rubies/musl/toolchain.sh #{PREFIX}
+        sh tasks/rubies/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL"
         export PATH=#{PREFIX}/ruby/bin:$PATH RUBY=#{PREFIX}/ruby/bin/ruby
         export GEM_PATH=$("$RUBY" -e 'print Gem.default_dir'):/usr/share/rubygems-integration/all
         "$RUBY" -v

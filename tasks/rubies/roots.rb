@@ -36,10 +36,8 @@ module SassEmbeddedRubies
     # suite's default Ruby (3.3 on sid), so a hook points /usr/local/bin/ruby
     # at the root's own; another checks that minitest and rake load in it.
     def mmdebstrap_arguments(ruby)
-      kinds = ruby.deb_src ? %w[deb deb-src] : %w[deb]
-      sources = [ruby.suite, *ruby.extra_suites].flat_map do |suite|
-        kinds.map { |kind| "#{kind} #{mirror} #{suite} main" }
-      end
+      sources = [ruby.suite, *ruby.extra_suites].map { |suite| "deb #{mirror} #{suite} main" } +
+                Array(ruby.deb_src).map { |suite| "deb-src #{mirror} #{suite} main" }
       check = "require 'minitest'; require 'rake'; " \
               "puts \"#{ruby.executable}: minitest \#{Minitest::VERSION}, rake \#{Rake::VERSION}\""
       [

@@ -4,7 +4,9 @@
 # remade only when this script changes (its checksum is the stamp):
 #
 # - a musl Ruby (Debian's ruby3.3 upstream tarball, built with musl-gcc
-#   against zlib and libyaml also built with musl-gcc): shared libruby, no
+#   against zlib, libyaml and OpenSSL also built with musl-gcc,
+#   with no base Ruby):
+#   shared libruby, no
 #   YJIT (its Rust would link glibc's std), crypt_r off (musl-dev has no
 #   crypt.h). Unpatched: Ruby's main thread keeps the small machine stack
 #   musl reports for it (Ruby bug 14387), as on every musl Ruby but the
@@ -15,11 +17,14 @@
 #   with the two glibc fortify functions it calls (fortify-shim.c), named
 #   by a linker script installed as libgcc_s.so.
 #
-# Usage: toolchain.sh PREFIX (prints "musl toolchain: ..." lines).
+# Usage: toolchain.sh PREFIX OPENSSL_TARBALL (prints "musl toolchain: ..."
+# lines). The OpenSSL tarball comes verified from the task: the mirror's
+# sid and trixie indexes name tarballs it no longer keeps.
 set -eu
 PREFIX=$1
+OPENSSL=$2
 here=$(cd "$(dirname "$0")" && pwd)
-stamp=$(cat "$0" "$here/fortify-shim.c" | sha256sum | cut -d' ' -f1)
+stamp=$( (cat "$0" "$here/fortify-shim.c"; basename "$OPENSSL") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "musl toolchain: cached in $PREFIX ($("$PREFIX/ruby/bin/ruby" -v))"
   exit 0
@@ -41,6 +46,7 @@ sources() {
     [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
     tar xf "$archive"
   done
+  tar xf "$OPENSSL"
 }
 
 zlib() {
@@ -60,10 +66,30 @@ libyaml() {
   ar rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
 }
 
+# OpenSSL, static, for Ruby's openssl extension: RubyGems needs it to build
+# or install any gem. musl-gcc sees musl's headers alone; the kernel's
+# (linux/, asm/, from Debian's linux-libc-dev) are added on their own.
+openssl() {
+  headers="$PREFIX/kernel-headers"
+  mkdir -p "$headers"
+  ln -sfn /usr/include/linux "$headers/linux"
+  ln -sfn /usr/include/x86_64-linux-gnu/asm "$headers/asm"
+  ln -sfn /usr/include/asm-generic "$headers/asm-generic"
+  cd "$PREFIX"/src/openssl-*/
+  ./Configure linux-x86_64 no-shared no-tests no-docs no-afalgeng no-module CC=musl-gcc -fPIC \
+    -isystem "$headers" --prefix="$PREFIX/deps" --libdir=lib > build.log 2>&1 || { tail -30 build.log; exit 1; }
+  make -j"$jobs" build_libs >> build.log 2>&1 || { tail -40 build.log; exit 1; }
+  make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
+}
+
 ruby() {
   cd "$PREFIX"/src/ruby-3.3.*/
+  # Without a base Ruby (the root's glibc one would be taken), as from a
+  # bare system: with one, `make install` downloads the bundled gems' .gem
+  # files, and the root has no network for that. The tarball carries them.
   ./configure CC=musl-gcc --prefix="$PREFIX/ruby" --enable-shared --disable-install-doc --disable-yjit \
-    --with-opt-dir="$PREFIX/deps" ac_cv_func_crypt_r=no > configure.log 2>&1 || { tail -30 configure.log; exit 1; }
+    --without-baseruby --with-opt-dir="$PREFIX/deps" ac_cv_func_crypt_r=no > configure.log 2>&1 ||
+    { tail -30 configure.log; exit 1; }
   make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
   make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
 }
@@ -83,6 +109,7 @@ unwinder() {
 timed sources
 timed zlib
 timed libyaml
+timed openssl
 timed ruby
 timed unwinder
 echo "$stamp" > "$PREFIX/stamp"
