@@ -1,8 +1,5 @@
 # frozen_string_literal: true
 
-require 'rubygems/package'
-require 'tmpdir'
-
 module SassEmbeddedRubies
   # rake test:arm64: the extension built natively for arm64 Linux in a Debian
   # trixie arm64 root entered through user-mode emulation (Emulation), with
@@ -56,20 +53,14 @@ module SassEmbeddedRubies
         echo "uname -m in the root: $(uname -m)"
         "$RUBY" -v
         cargo --version
-        "$RUBY" -S rake native:gem
-        gem=$(ls pkg/sass-embedded-*-aarch64-linux.gem)
-        "$RUBY" test/install/platform_gem.rb "$gem"
-        exec "$RUBY" -S rake test:ruby
+        #{CheckoutCopy.gem_and_suite('aarch64-linux').chomp}
       SH
     end
 
     # The gem left in pkg/ must carry aarch64 binaries: the extension and the
     # compiler's Dart runtime.
     def check_gem(gem)
-      raise 'test:arm64: no platform gem was built' unless gem && File.file?(gem)
-
-      Dir.mktmpdir('sass-embedded-arm64-gem') do |tmp|
-        Gem::Package.new(gem).extract_files(tmp)
+      CheckoutCopy.unpacked(gem, 'test:arm64') do |tmp|
         binaries = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so')) +
                    [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
         binaries.each do |binary|

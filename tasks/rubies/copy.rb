@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require 'fileutils'
+require 'rubygems/package'
+require 'tmpdir'
 
 module SassEmbeddedRubies
   # A copy of the checkout kept beside a root (rake test:arm64, test:musl),
@@ -29,6 +31,29 @@ module SassEmbeddedRubies
       FileUtils.mkdir_p(cache)
       FileUtils.cp(archive, File.join(cache, File.basename(archive)), preserve: true)
       copy
+    end
+
+    # What the root runs last, in the copy, under its Ruby ($RUBY): pack the
+    # +platform+ gem, install it offline with PATH holding only ruby and gem
+    # and use it, then run the whole suite.
+    def gem_and_suite(platform)
+      <<~SH
+        "$RUBY" -S rake native:gem
+        gem=$(ls pkg/sass-embedded-*-#{platform}.gem)
+        "$RUBY" test/install/platform_gem.rb "$gem"
+        exec "$RUBY" -S rake test:ruby
+      SH
+    end
+
+    # Unpacks +gem+ into a temporary directory for the block (+task+ names
+    # the task in the error if no gem was built).
+    def unpacked(gem, task)
+      raise "#{task}: no platform gem was built" unless gem && File.file?(gem)
+
+      Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
+        Gem::Package.new(gem).extract_files(tmp)
+        yield tmp
+      end
     end
 
     # Copies the gem +built+ in a copy into +checkout+'s pkg/; its path there.

@@ -3,8 +3,6 @@
 require 'digest'
 require 'fileutils'
 require 'open3'
-require 'rubygems/package'
-require 'tmpdir'
 
 module SassEmbeddedRubies
   # rake test:musl: x86_64-linux-musl proven natively with a musl Ruby, in a
@@ -93,10 +91,7 @@ module SassEmbeddedRubies
         export CARGO_TARGET_#{TARGET.upcase.tr('-', '_')}_LINKER=musl-gcc
         export RUSTFLAGS="-L native=#{PREFIX}/unwind"
         rustc --version
-        "$RUBY" -S rake native:gem
-        gem=$(ls pkg/sass-embedded-*-x86_64-linux-musl.gem)
-        "$RUBY" test/install/platform_gem.rb "$gem"
-        exec "$RUBY" -S rake test:ruby
+        #{CheckoutCopy.gem_and_suite('x86_64-linux-musl').chomp}
       SH
     end
 
@@ -104,10 +99,7 @@ module SassEmbeddedRubies
     # needs musl's C library and no glibc symbol version, and the musl
     # compiler package (its Dart runtime asks for musl's loader).
     def check_gem(gem)
-      raise 'test:musl: no platform gem was built' unless gem && File.file?(gem)
-
-      Dir.mktmpdir('sass-embedded-musl-gem') do |tmp|
-        Gem::Package.new(gem).extract_files(tmp)
+      CheckoutCopy.unpacked(gem, 'test:musl') do |tmp|
         extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
         raise "test:musl: #{gem} carries no extension" if extensions.empty?
 

@@ -68,25 +68,7 @@ pub fn without_gvl<F, R>(func: F) -> Option<Outcome<R>>
 where
     F: FnOnce() -> R,
 {
-    let mut call = Call {
-        func: Some(func),
-        outcome: None,
-    };
-    // SAFETY: `run_call` is an `extern "C"` function that never unwinds (it
-    // catches panics) and whose data pointer outlives this call, as argued
-    // there. `rb_thread_call_without_gvl2` is called with the GVL held: every
-    // caller is a Ruby method running on a Ruby thread. It does not run
-    // pending interrupts itself (unlike the non-2 variant), so it never
-    // longjmps over this Rust frame.
-    unsafe {
-        rb_sys::rb_thread_call_without_gvl2(
-            Some(run_call::<F, R>),
-            ptr::addr_of_mut!(call).cast(),
-            None,
-            ptr::null_mut(),
-        );
-    }
-    call.outcome
+    call_without_gvl(func, None)
 }
 
 /// Spins on `fds` for up to `budget` without the GVL (see
@@ -96,13 +78,14 @@ where
 /// follows then runs it.
 pub fn spin_readable(fds: Fds, budget: Duration) -> bool {
     let stop = AtomicBool::new(false);
-    let spun = without_gvl_until_stopped(|| spin::until_readable(fds, budget, &stop), &stop);
+    let spun = call_without_gvl(|| spin::until_readable(fds, budget, &stop), Some(&stop));
     matches!(spun, Some(Ok(true)))
 }
 
-/// [`without_gvl`] for work that ends soon after `stop` is set, which Ruby's
-/// unblocking function does when the thread is interrupted.
-fn without_gvl_until_stopped<F, R>(func: F, stop: &AtomicBool) -> Option<Outcome<R>>
+/// Runs `func` without the GVL. With `stop`, Ruby's unblocking function
+/// sets it when the thread is interrupted (`func` must then end soon);
+/// without, there is no unblocking function.
+fn call_without_gvl<F, R>(func: F, stop: Option<&AtomicBool>) -> Option<Outcome<R>>
 where
     F: FnOnce() -> R,
 {
@@ -110,25 +93,36 @@ where
         func: Some(func),
         outcome: None,
     };
-    // SAFETY: as in `without_gvl`; `stop_spin`, Ruby's unblocking function,
+    let (unblock, unblock_data) = match stop {
+        Some(stop) => (
+            Some(stop_spin as unsafe extern "C" fn(*mut c_void)),
+            ptr::from_ref(stop).cast_mut().cast(),
+        ),
+        None => (None, ptr::null_mut()),
+    };
+    // SAFETY: `run_call` is an `extern "C"` function that never unwinds (it
+    // catches panics) and whose data pointer outlives this call, as argued
+    // there. `rb_thread_call_without_gvl2` is called with the GVL held: every
+    // caller is a Ruby method running on a Ruby thread. It does not run
+    // pending interrupts itself (unlike the non-2 variant), so it never
+    // longjmps over this Rust frame. `stop_spin`, the unblocking function,
     // only stores to `stop`, an atomic the caller keeps alive across this
-    // call (Ruby calls the function, from another thread, only while
+    // call (Ruby calls it, from another thread, only while
     // `rb_thread_call_without_gvl2` runs).
     unsafe {
         rb_sys::rb_thread_call_without_gvl2(
             Some(run_call::<F, R>),
             ptr::addr_of_mut!(call).cast(),
-            Some(stop_spin),
-            ptr::from_ref(stop).cast_mut().cast(),
+            unblock,
+            unblock_data,
         );
     }
     call.outcome
 }
 
 extern "C" fn stop_spin(stop: *mut c_void) {
-    // SAFETY: `stop` is the `AtomicBool` that `without_gvl_until_stopped`
-    // passed, alive while Ruby may call this (see there); only shared access
-    // is made.
+    // SAFETY: `stop` is the `AtomicBool` that `call_without_gvl` passed,
+    // alive while Ruby may call this (see there); only shared access is made.
     let stop = unsafe { &*stop.cast_const().cast::<AtomicBool>() };
     stop.store(true, Ordering::Relaxed);
 }
