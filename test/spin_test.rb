@@ -1,0 +1,81 @@
+# frozen_string_literal: true
+
+require_relative 'test_helper'
+require_relative 'support/test_scheduler'
+require 'etc'
+require 'open3'
+
+# Where a waiting caller spins before it sleeps (docs/performance.md, "One
+# compile at a time"): a lone thread spins, and nothing else does: not a
+# caller while another is in flight, not a fiber under a scheduler, not with
+# SASS_EMBEDDED_SPIN_US=0. Counted by the host's own statistics
+# (Sass::Embedded::Host.spin_stats: spins, caught, CPU seconds), which are
+# process-wide, so each case runs in a process of its own.
+class SpinTest < Minitest::Test
+  ROOT = File.expand_path('..', __dir__)
+
+  def setup
+    skip 'the spin needs two CPUs' if Etc.nprocessors < 2
+  end
+
+  # Runs +script+ (after requiring the gem, with spins counted from there)
+  # in a new Ruby; its last line of output, parsed as [spins, caught].
+  def spins_in(script, env = {})
+    prelude = "require 'sass-embedded'; Sass.compile_string('a{b:c}'); " \
+              'before = Sass::Embedded.const_get(:Host).spin_stats; '
+    report = '; after = Sass::Embedded.const_get(:Host).spin_stats; ' \
+             'puts [after[0] - before[0], after[1] - before[1]].inspect'
+    output, status = Open3.capture2e(env, RbConfig.ruby, '-I', File.join(ROOT, 'lib'), '-I', __dir__, '-e',
+                                     prelude + script + report)
+    assert status.success?, output
+    eval(output.lines.last) # rubocop:disable Security/Eval
+  end
+
+  # (Whether a spin catches its answer depends on the machine's speed, so
+  # only the spins are counted.)
+  def test_a_lone_thread_spins_before_each_wait
+    spins, = spins_in('20.times { Sass.compile_string("a{b:c}") }')
+    assert_operator spins, :>=, 20
+  end
+
+  def test_nobody_spins_with_a_budget_of_zero
+    assert_equal [0, 0], spins_in('20.times { Sass.compile_string("a{b:c}") }', 'SASS_EMBEDDED_SPIN_US' => '0')
+  end
+
+  def test_a_fiber_under_a_scheduler_never_spins
+    script = <<~'RUBY'
+      require 'support/test_scheduler'
+      Thread.new do
+        Fiber.set_scheduler(TestScheduler.new)
+        Fiber.schedule { 20.times { Sass.compile_string("a{b:c}") } }
+      end.join
+    RUBY
+    assert_equal [0, 0], spins_in(script)
+  end
+
+  # While one caller is in flight (its compile waits in a function), another
+  # caller's compile does not spin: the CPU could serve the first.
+  def test_a_caller_does_not_spin_while_another_is_in_flight
+    script = <<~'RUBY'
+      entered = Queue.new
+      release = Queue.new
+      busy = Thread.new do
+        Sass.compile_string('a { b: hold() }', functions: { 'hold()' => lambda { |_|
+          entered << true
+          release.pop
+          Sass::Value::String.new('x', quoted: false)
+        } })
+      end
+      entered.pop
+      during = Sass::Embedded.const_get(:Host).spin_stats
+      10.times { Sass.compile_string("a{b:c}") }
+      puts "during #{Sass::Embedded.const_get(:Host).spin_stats[0] - during[0]}"
+      release << true
+      busy.join
+    RUBY
+    output, status = Open3.capture2e(RbConfig.ruby, '-I', File.join(ROOT, 'lib'), '-e',
+                                     "require 'sass-embedded'\n#{script}")
+    assert status.success?, output
+    assert_equal 'during 0', output.lines.grep(/\Aduring/).last&.strip
+  end
+end
