@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require 'json'
 require 'rbconfig'
 
 # `rake test:platforms`: every platform beyond the machine's own, in turn,
@@ -16,13 +15,7 @@ module SassEmbeddedPlatforms
   # in (cold until made and cached: a root made with other arguments is made
   # anew) and its limit in seconds.
   Platform = Struct.new(:name, :task, :roots, :limit, keyword_init: true) do
-    def cached?
-      roots.all? do |root|
-        roots = SassEmbeddedRubies::Roots
-        stamp = roots.stamp_path(roots.path(root))
-        File.file?(stamp) && File.read(stamp) == JSON.generate(roots.mmdebstrap_arguments(root).map(&:to_s))
-      end
-    end
+    def cached? = roots.all? { |root| SassEmbeddedRubies::Roots.current?(root) }
   end
 
   module_function

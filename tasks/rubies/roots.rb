@@ -50,6 +50,16 @@ module SassEmbeddedRubies
       ]
     end
 
+    # What a root made with +arguments+ keeps in its stamp.
+    def stamp(arguments) = JSON.generate(arguments.map(&:to_s))
+
+    # Whether +ruby+'s root is there, made with the arguments it would be
+    # made with now.
+    def current?(ruby)
+      stamp_file = stamp_path(path(ruby))
+      File.file?(stamp_file) && File.read(stamp_file) == stamp(mmdebstrap_arguments(ruby))
+    end
+
     # Yields the root's lock file, locked (shared: runs; exclusive: making or
     # removing the root), or nil if LOCK_NB was asked and another run holds it.
     def with_lock(ruby, mode)
@@ -63,17 +73,14 @@ module SassEmbeddedRubies
     # with the lock held shared, which it holds again on return. Returns
     # :reused or :created.
     def ensure_root(ruby, lock)
-      root = path(ruby)
-      arguments = mmdebstrap_arguments(ruby)
-      stamp = JSON.generate(arguments.map(&:to_s))
-      current = -> { File.file?(stamp_path(root)) && File.read(stamp_path(root)) == stamp }
-      return :reused if current.call
+      return :reused if current?(ruby)
 
       # Exclusive while making it, which waits for runs in an older root.
       lock.flock(File::LOCK_EX)
-      return :reused if current.call # another run made it meanwhile
+      return :reused if current?(ruby) # another run made it meanwhile
 
-      create(ruby, root, arguments, stamp)
+      arguments = mmdebstrap_arguments(ruby)
+      create(ruby, path(ruby), arguments, stamp(arguments))
       :created
     ensure
       lock.flock(File::LOCK_SH)

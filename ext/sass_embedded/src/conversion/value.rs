@@ -208,20 +208,47 @@ pub fn to_ruby(
     context: &Context,
     lists: &ArgumentLists,
 ) -> Result<Value, Error> {
-    // The containers being filled live in this Rust stack's frames, where
-    // Ruby's garbage collector does not look: this array, on the machine
-    // stack, keeps them (and a map key waiting for its value) alive.
+    // The containers being filled live in the walk's work stack, on Rust's
+    // heap, where Ruby's garbage collector does not look: this array, on the
+    // machine stack, keeps them (and a map key waiting for its value) alive.
     let keep = ruby.ary_new();
-    let mut open: Vec<Open<'_>> = Vec::new();
-    let mut next = value;
+    walk(
+        value,
+        |value| open_or_convert(ruby, value, context, lists, &keep),
+        |container, child| container.accept(ruby, child, &keep),
+        |container| container.finish(ruby, context, lists),
+    )
+}
+
+/// What one step of a [`walk`] made of a value: a container `C` opened for
+/// its children (the first of which, an `N`, comes next), or the finished
+/// value `D`.
+enum Walked<C, N, D> {
+    Open(C, N),
+    Done(D),
+}
+
+/// Converts a value of nested containers depth first with a work stack of
+/// its own, not recursion (see [`to_ruby`]): `begin` converts a value or
+/// opens its container, `accept` hands a container a converted child and
+/// names the next child to convert, if any, and `finish` makes the
+/// converted value of a container whose children are all converted.
+fn walk<C, N, D>(
+    first: N,
+    mut begin: impl FnMut(N) -> Result<Walked<C, N, D>, Error>,
+    mut accept: impl FnMut(&mut C, D) -> Result<Option<N>, Error>,
+    mut finish: impl FnMut(C) -> Result<D, Error>,
+) -> Result<D, Error> {
+    let mut open: Vec<C> = Vec::new();
+    let mut next = first;
     loop {
-        let mut done = match open_or_convert(ruby, next, context, lists, &keep)? {
-            Step::Open(container, first) => {
+        let mut done = match begin(next)? {
+            Walked::Open(container, first) => {
                 open.push(container);
                 next = first;
                 continue;
             }
-            Step::Done(done) => done,
+            Walked::Done(done) => done,
         };
         // Hand the finished value to the container it belongs to, and
         // finish every container that is now full.
@@ -229,22 +256,17 @@ pub fn to_ruby(
             let Some(container) = open.last_mut() else {
                 return Ok(done);
             };
-            if let Some(child) = container.accept(ruby, done, &keep)? {
+            if let Some(child) = accept(container, done)? {
                 next = child;
                 break;
             }
-            let container = open.pop().expect("a container is open");
-            done = container.finish(ruby, context, lists)?;
+            done = finish(open.pop().expect("a container is open"))?;
         }
     }
 }
 
-/// What [`open_or_convert`] made of a value: a container opened for its
-/// children (the first of which comes next), or the finished value.
-enum Step<'a> {
-    Open(Open<'a>, &'a ProtoValue),
-    Done(Value),
-}
+/// What [`open_or_convert`] made of a value.
+type Step<'a> = Walked<Open<'a>, &'a ProtoValue, Value>;
 
 /// A list, argument list or map whose children are being converted.
 enum Open<'a> {
@@ -363,10 +385,10 @@ fn open_or_convert<'a>(
         V::List(list) => {
             let contents = ruby.ary_new_capa(list.contents.len());
             let Some(first) = list.contents.first() else {
-                return list_to_ruby(ruby, list, contents).map(Step::Done);
+                return list_to_ruby(ruby, list, contents).map(Walked::Done);
             };
             keep.push(contents)?;
-            return Ok(Step::Open(Open::List { list, contents }, first));
+            return Ok(Walked::Open(Open::List { list, contents }, first));
         }
         V::ArgumentList(list) => {
             let contents = ruby.ary_new_capa(list.contents.len());
@@ -381,7 +403,7 @@ fn open_or_convert<'a>(
             };
             let Some(first) = first else {
                 return argument_list_to_ruby(ruby, list, contents, keywords, context, lists)
-                    .map(Step::Done);
+                    .map(Walked::Done);
             };
             keep.push(contents)?;
             keep.push(keywords)?;
@@ -392,7 +414,7 @@ fn open_or_convert<'a>(
                 names,
                 name,
             };
-            return Ok(Step::Open(open, first));
+            return Ok(Walked::Open(open, first));
         }
         V::Map(map) => {
             if map
@@ -410,7 +432,7 @@ fn open_or_convert<'a>(
                 return ruby
                     .get_inner(&MAP)
                     .new_instance((contents,))
-                    .map(Step::Done);
+                    .map(Walked::Done);
             };
             keep.push(contents)?;
             let open = Open::Map {
@@ -419,7 +441,7 @@ fn open_or_convert<'a>(
                 index: 0,
                 key: None,
             };
-            return Ok(Step::Open(open, first));
+            return Ok(Walked::Open(open, first));
         }
         V::Singleton(singleton) => match SingletonValue::try_from(*singleton) {
             Ok(SingletonValue::True) => constant(ruby, &BOOLEAN, "TRUE")?,
@@ -444,7 +466,7 @@ fn open_or_convert<'a>(
         V::Color(color) => color_to_ruby(ruby, color)?,
         V::Calculation(calculation) => calculation_to_ruby(ruby, calculation)?,
     };
-    Ok(Step::Done(done))
+    Ok(Walked::Done(done))
 }
 
 fn list_to_ruby(ruby: &Ruby, list: &proto::List, contents: RArray) -> Result<Value, Error> {
@@ -750,50 +772,27 @@ fn number_from_ruby(value: Value) -> Result<proto::Value, Error> {
 /// Lists, argument lists and maps are walked with a work stack of its own,
 /// as [`to_ruby`] does, so no level of nesting takes machine stack.
 pub fn from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoValue, Error> {
+    // The Ruby arrays being walked live in the walk's work stack, on Rust's
+    // heap, where Ruby's garbage collector does not look: this array, on the
+    // machine stack, keeps them alive.
+    let keep = ruby.ary_new();
     let base = context.nesting.get();
-    let built = build_from_ruby(ruby, value, context);
+    let built = walk(
+        value,
+        |value| begin_from_ruby(ruby, value, context, &keep),
+        |building, child| building.accept(child),
+        |building| {
+            context.leave(building.levels());
+            Ok(building.finish())
+        },
+    );
     // An error leaves containers open: their levels are given back here.
     context.nesting.set(base);
     built
 }
 
-fn build_from_ruby(ruby: &Ruby, value: Value, context: &Context) -> Result<ProtoValue, Error> {
-    // The Ruby arrays being walked live in this Rust stack's frames, where
-    // Ruby's garbage collector does not look: this array, on the machine
-    // stack, keeps them alive.
-    let keep = ruby.ary_new();
-    let mut open: Vec<Building> = Vec::new();
-    let mut next = value;
-    loop {
-        let mut done = match begin_from_ruby(ruby, next, context, &keep)? {
-            Begun::Open(building, first) => {
-                open.push(building);
-                next = first;
-                continue;
-            }
-            Begun::Done(done) => done,
-        };
-        loop {
-            let Some(building) = open.last_mut() else {
-                return Ok(done);
-            };
-            if let Some(child) = building.accept(done)? {
-                next = child;
-                break;
-            }
-            let building = open.pop().expect("a container is open");
-            context.leave(building.levels());
-            done = building.finish();
-        }
-    }
-}
-
-/// What [`begin_from_ruby`] made of a value: a container opened for its
-/// children (the first of which comes next), or the finished value.
-enum Begun {
-    Open(Building, Value),
-    Done(ProtoValue),
-}
+/// What [`begin_from_ruby`] made of a value.
+type Begun = Walked<Building, Value, ProtoValue>;
 
 /// A list, argument list or map whose children are being converted.
 enum Building {
@@ -939,7 +938,7 @@ fn begin_from_ruby(
                 let first =
                     element(elements, 0)?.or_else(|| keywords.first().map(|(_, value)| *value));
                 let Some(first) = first else {
-                    return Ok(Begun::Done(ProtoValue {
+                    return Ok(Walked::Done(ProtoValue {
                         value: Some(V::ArgumentList(list)),
                     }));
                 };
@@ -967,7 +966,7 @@ fn begin_from_ruby(
             contents: Vec::with_capacity(elements.len()),
         };
         let Some(first) = element(elements, 0)? else {
-            return Ok(Begun::Done(ProtoValue {
+            return Ok(Walked::Done(ProtoValue {
                 value: Some(V::List(list)),
             }));
         };
@@ -979,7 +978,7 @@ fn begin_from_ruby(
         // exception instead of the host's own conversion error.
         let pairs = hash_pairs(value.funcall("contents", ())?)?;
         if pairs.is_empty() {
-            return Ok(Begun::Done(ProtoValue {
+            return Ok(Walked::Done(ProtoValue {
                 value: Some(V::Map(proto::Map::default())),
             }));
         }
@@ -1036,7 +1035,7 @@ fn begin_from_ruby(
             format!("{} is not a Sass::Value", value.inspect()),
         ));
     };
-    Ok(Begun::Done(ProtoValue {
+    Ok(Walked::Done(ProtoValue {
         value: Some(converted),
     }))
 }
@@ -1049,7 +1048,7 @@ fn opened(context: &Context, building: Building, first: Value) -> Result<Begun, 
     context
         .nesting
         .set(context.nesting.get() + building.levels());
-    Ok(Begun::Open(building, first))
+    Ok(Walked::Open(building, first))
 }
 
 /// A Hash's `[key, value]` pairs, as an Array.
