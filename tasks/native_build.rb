@@ -23,10 +23,13 @@ module SassEmbeddedBuild
 
     module_function
 
+    # The extension's file name ending on +platform+: Ruby loads +.bundle+
+    # files on macOS, +.so+ elsewhere.
+    def dlext(platform) = platform.os == 'darwin' ? 'bundle' : 'so'
+
     # @return [Hash{String => String}] Ruby minor => prebuilt extension, for
     #   every build present under +root/lib/sass/+
-    def extensions(root)
-      dlext = RbConfig::CONFIG['DLEXT']
+    def extensions(root, dlext: RbConfig::CONFIG['DLEXT'])
       Dir.glob(File.join(root, 'lib', 'sass', '*', "sass_embedded.#{dlext}"))
          .to_h { |path| [File.basename(File.dirname(path)), path] }
          .select { |minor, _| minor.match?(/\A\d+\.\d+\z/) }
@@ -76,11 +79,10 @@ module SassEmbeddedBuild
       [Gem::Version.new("#{major}.#{minor + 1}"), Gem::Version.new("#{major + 1}.0")]
     end
 
-    # Raises unless +root+'s compiler is this platform's package at +version+,
-    # verified against the integrity file when it was installed.
-    def check_compiler(root, version)
+    # Raises unless +root+'s compiler is +package+ at +version+, verified
+    # against the integrity file when it was installed.
+    def check_compiler(root, version, package: CompilerPackage.name)
       directory = File.join(root, 'lib', 'sass', 'embedded', 'dart-sass')
-      package = CompilerPackage.name
       expected = CompilerIntegrity.expected(package, version)
       return if CompilerPackage.installed?(directory, "#{package}@#{version}", expected)
 
@@ -91,26 +93,31 @@ module SassEmbeddedBuild
 
     # The native files a platform gem of +minors+ carries: the extensions and
     # the compiler's runtime.
-    def binaries(root, minors)
-      minors.map { |minor| extensions(root).fetch(minor) } +
+    def binaries(root, minors, dlext: RbConfig::CONFIG['DLEXT'])
+      minors.map { |minor| extensions(root, dlext:).fetch(minor) } +
         [File.join(root, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')].select { |path| File.file?(path) }
     end
 
-    # The platform gem's specification.
-    def specification(root, minors:, platform: CompilerPackage.gem_platform)
+    # The platform gem's specification, and each of its files' path here:
+    # its Ruby files come from +root+, its extensions and compiler from
+    # +native+ (the checkout's own by default; a stage of another
+    # platform's for a cross build).
+    def specification(root, minors:, platform: CompilerPackage.gem_platform, native: root)
       source = load_gemspec(root)
       spec = source.dup
-      built = extensions(root)
-      compiler = Dir.chdir(root) do
+      built = extensions(native, dlext: dlext(platform))
+      compiler = Dir.chdir(native) do
         Dir.glob('lib/sass/embedded/dart-sass/**/*', File::FNM_DOTMATCH).select { |file| File.file?(file) }
       end
+      sources = source.files.grep_v(%r{\A(ext/|Cargo\.)}).to_h { |file| [file, File.join(root, file)] }
+      compiler.each { |file| sources[file] = File.join(native, file) }
+      minors.each { |minor| sources[built.fetch(minor).delete_prefix("#{native}/")] = built.fetch(minor) }
       spec.platform = platform
       spec.extensions = []
-      spec.files = (source.files.grep_v(%r{\A(ext/|Cargo\.)}) + compiler +
-                    minors.map { |minor| built.fetch(minor).delete_prefix("#{root}/") }).uniq.sort
+      spec.files = sources.keys.sort
       spec.required_ruby_version = required_ruby_version(minors)
       spec.required_rubygems_version = MUSL_RUBYGEMS if platform.os == 'linux' && platform.version
-      spec
+      [spec, sources]
     end
 
     # The source gem's specification, evaluated afresh in +root+ (its file
@@ -124,16 +131,17 @@ module SassEmbeddedBuild
       spec
     end
 
-    # Builds the platform gem into +out_dir+.
+    # Builds the platform gem into +out_dir+, from +root+'s Ruby files and
+    # +native+'s extensions and compiler.
     # @return [String] the gem's path
-    def build(root, out_dir, minors: ruby_minors(root), platform: CompilerPackage.gem_platform)
-      check_compiler(root, Sass::Embedded::VERSION)
+    def build(root, out_dir, minors: ruby_minors(root), platform: CompilerPackage.gem_platform, native: root)
       unless CompilerPackage::GEM_PLATFORMS.value?(platform.to_s)
         raise "no platform gem for #{platform}: the compiler packages cover #{CompilerPackage::GEM_PLATFORMS.values}"
       end
 
-      spec = specification(root, minors:, platform:)
-      Glibc.check(binaries(root, minors)) if platform.os == 'linux'
+      check_compiler(native, Sass::Embedded::VERSION, package: CompilerPackage.of_gem_platform(platform))
+      spec, sources = specification(root, minors:, platform:, native:)
+      Glibc.check(binaries(native, minors)) if platform.os == 'linux'
       FileUtils.mkdir_p(out_dir)
       target = File.join(File.expand_path(out_dir), spec.file_name)
       # Packed from a copy of exactly its files, where the extensions lose
@@ -141,9 +149,11 @@ module SassEmbeddedBuild
       Dir.mktmpdir('sass-embedded-platform-gem') do |stage|
         spec.files.each do |file|
           FileUtils.mkdir_p(File.join(stage, File.dirname(file)))
-          FileUtils.cp(File.join(root, file), File.join(stage, file), preserve: true)
+          FileUtils.cp(sources.fetch(file), File.join(stage, file), preserve: true)
         end
-        strip_debug_info(minors.map { |minor| File.join(stage, extensions(root).fetch(minor).delete_prefix(root)) })
+        # macOS bundles are linked without debug symbols (-Wl,-S), and
+        # stripping one after the link would void its arm64 signature.
+        strip_debug_info(extensions(stage, dlext: dlext(platform)).values_at(*minors)) unless platform.os == 'darwin'
         Dir.chdir(stage) { FileUtils.mv(Gem::Package.build(spec), target) }
       end
       target

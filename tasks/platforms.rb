@@ -27,7 +27,8 @@ module SassEmbeddedPlatforms
       Platform.new(name: 'async2', task: 'test:async2', roots: [SassEmbeddedRubies::ASYNC2], limit: 1800),
       Platform.new(name: 'targets', task: 'check:targets', roots: [SassEmbeddedRubies::TARGETS_ROOT], limit: 1800),
       Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400),
-      Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600)
+      Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600),
+      Platform.new(name: 'darwin', task: 'native:darwin', roots: [SassEmbeddedRubies::DARWIN], limit: 5400)
     ]
   end
 
@@ -42,7 +43,7 @@ module SassEmbeddedPlatforms
   end
 
   # What a platform's output says it ran: minitest's totals (summed over
-  # its Rubies) or check:targets' clean targets.
+  # its Rubies), check:targets' clean targets or the darwin gems checked.
   def counts(output)
     totals = output.scan(/^(\d+) runs, \d+ assertions, (\d+) failures, (\d+) errors, (\d+) skips$/)
     unless totals.empty?
@@ -50,7 +51,10 @@ module SassEmbeddedPlatforms
       return "#{runs} runs, #{failures} failures, #{errors} errors, #{skips} skips"
     end
     checked = output.scan(/^check:targets: (\S+) clean/).flatten
-    checked.empty? ? 'no counts' : "#{checked.size} targets clean"
+    return "#{checked.size} targets clean" unless checked.empty?
+
+    gems = output.scan(/^(\S+\.gem): checked /).flatten
+    gems.empty? ? 'no counts' : "#{gems.size} gems built and checked"
   end
 
   def call

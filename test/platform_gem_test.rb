@@ -83,7 +83,7 @@ class PlatformGemTest < Minitest::Test
     minor = RUBY_VERSION[/\A\d+\.\d+/]
     skip "no build for Ruby #{minor} under lib/sass/" unless GEM.extensions(ROOT).key?(minor)
 
-    spec = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux'))
+    spec, = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux'))
     assert_equal 'x86_64-linux', spec.platform.to_s
     assert_empty spec.extensions
     assert_includes spec.files, "lib/sass/#{minor}/sass_embedded.#{RbConfig::CONFIG['DLEXT']}"
@@ -94,7 +94,7 @@ class PlatformGemTest < Minitest::Test
     assert spec.required_ruby_version.satisfied_by?(Gem.ruby_version)
     assert_equal Gem::Requirement.default, spec.required_rubygems_version
 
-    musl = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux-musl'))
+    musl, = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux-musl'))
     assert_equal Gem::Requirement.new('>= 3.3.22'), musl.required_rubygems_version
 
     source = Gem::Specification.load(File.join(ROOT, 'sass-embedded.gemspec'))

@@ -156,6 +156,12 @@ module SassEmbeddedBuild
       "sass-embedded-#{os}-#{cpu}"
     end
 
+    # The package a platform gem of +platform+ (a Gem::Platform) carries.
+    def of_gem_platform(platform)
+      os_cpu = GEM_PLATFORMS.key(platform.to_s) or raise "no compiler package for #{platform}"
+      "sass-embedded-#{os_cpu}"
+    end
+
     # The platform of a platform gem built on this machine: RubyGems' own
     # platform without the OS version (+arm64-darwin+, not +arm64-darwin-23+),
     # and on Linux only the musl suffix (+x86_64-linux+ for glibc, which newer
@@ -189,7 +195,8 @@ module SassEmbeddedBuild
       File.file?(marker(directory)) && File.readlines(marker(directory), chomp: true).first(2) == [spec, expected]
     end
 
-    # Installs this platform's package at +version+ into +directory+ unless it
+    # Installs this platform's package (or +package+, another platform's, as
+    # +rake native:darwin+ packs it) at +version+ into +directory+ unless it
     # is already there.
     # The archive is +archive+ (by default +SASS_EMBEDDED_COMPILER_ARCHIVE+),
     # else a verified copy in +cache+ (a directory, optional), else fetched
@@ -198,9 +205,8 @@ module SassEmbeddedBuild
     # leaves the previous installation (or none), never a partial one.
     # @return [String] the installed package spec
     # @raise [IntegrityError] if the archive's digest is not the pinned one
-    def install(directory, version, archive: ENV.fetch(ARCHIVE_ENV, nil), cache: nil,
-                integrity_file: CompilerIntegrity::FILE)
-      package = name
+    def install(directory, version, archive: ENV.fetch(ARCHIVE_ENV, nil), cache: nil, # rubocop:disable Metrics/ParameterLists
+                integrity_file: CompilerIntegrity::FILE, package: name)
       spec = "#{package}@#{version}"
       expected = CompilerIntegrity.expected(package, version, file: integrity_file)
       return spec if installed?(directory, spec, expected)

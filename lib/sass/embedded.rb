@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
-require 'rbconfig'
 require_relative 'embedded/version'
+require_relative 'embedded/prebuilt'
 require_relative 'embedded/compiler_command'
 require_relative 'embedded/url'
 require_relative 'embedded/waker'
@@ -18,22 +18,22 @@ require_relative 'value'
 require_relative 'compiler'
 
 # The native host (`Sass::Embedded::Host`), loaded after the Ruby classes it
-# builds results from. A checkout (`rake compile`) and a platform gem keep one
-# build per Ruby minor version under lib/sass/<major.minor>/, since the
-# extension is built against one Ruby's ABI; a source gem's install puts it in
-# the gem's extension directory, which is on the load path.
-prebuilt = File.expand_path("#{RUBY_VERSION[/\A\d+\.\d+/]}/sass_embedded", __dir__)
+# builds results from: the build for this Ruby's minor version that a
+# checkout or a platform gem keeps (Prebuilt), else the one a source gem's
+# install put in the gem's extension directory, which is on the load path.
+prebuilt = Sass::Embedded::Prebuilt.path
 # A build that exists but cannot load (a glibc too old for it, say) must say
 # so, not fall back to a search that reports a missing file.
-if File.exist?("#{prebuilt}.#{RbConfig::CONFIG['DLEXT']}")
-  require prebuilt
+if File.exist?(prebuilt)
+  require prebuilt.delete_suffix(File.extname(prebuilt))
 else
   require 'sass_embedded'
 end
 
-# The native host is an implementation detail, as the established gem's
-# internals are: Ruby code reaches it with +Embedded.const_get(:Host)+.
-Sass::Embedded.send(:private_constant, :Host)
+# The native host and where it is kept are implementation details, as the
+# established gem's internals are: Ruby code reaches the host with
+# +Embedded.const_get(:Host)+.
+Sass::Embedded.send(:private_constant, :Host, :Prebuilt)
 
 # The Sass module: compile Sass to CSS with Dart Sass, run as an embedded
 # compiler by a Rust host inside this process.

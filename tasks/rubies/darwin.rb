@@ -1,0 +1,135 @@
+# frozen_string_literal: true
+
+require 'digest'
+require 'fileutils'
+require 'shellwords'
+require_relative '../darwin_gem'
+
+module SassEmbeddedRubies
+  # rake native:darwin: the arm64-darwin and x86_64-darwin platform gems,
+  # cross-built in a Debian sid root, since nothing here can run macOS code.
+  # In the root (tasks/rubies/darwin/build.sh): zig's darwin SDK, Rubies
+  # configured for macOS, and the extension for each CPU and Ruby minor,
+  # linked by LLVM's ld64.lld. Here: each gem packed with its bundles and
+  # the darwin compiler of its CPU, then checked (tasks/mach_o.rb); a gem
+  # that fails a check is removed. Ruby 3.3 and 3.4 (experimental's) are the
+  # baserubies of the darwin Rubies of their minors.
+  DARWIN = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: %w[experimental], purpose: 'darwin',
+                    deb_src: %w[sid experimental],
+                    packages: %w[ruby3.3 ruby3.4 rustc cargo rust-src llvm clang lld unzip xz-utils dpkg-dev],
+                    label: 'macOS cross builds (sid root)')
+
+  # The steps of rake native:darwin around the run in the root.
+  module Darwin
+    # The Ruby minors each gem carries (contiguous, as RubyGems needs: 3.1
+    # would need 3.2, which Debian does not have, so Rubies before 3.3 on a
+    # Mac get the source gem), and the source each darwin Ruby is configured
+    # from: Debian's orig tarballs on its mirror, pinned to their SHA-256
+    # (Debian repacks them, so they are not byte for byte ruby-lang.org's;
+    # sid's and experimental's indexes already name newer ones that the
+    # mirror no longer keeps). Only their headers and configuration reach
+    # the bundle, and the ABI is the same across a minor's patch releases.
+    RUBY_SOURCES = {
+      '3.3' => %w[ruby3.3/ruby3.3_3.3.8.orig.tar.xz e2e1233ad275b7623a05edf23a01192626d1da454bdfe353a28a87acd8ef015c],
+      '3.4' => %w[ruby3.4/ruby3.4_3.4.5.orig.tar.xz 141fb3b0192b8196361b3b4d6c29fc9b10c0798dbe54ada1539d9f1c311bfcbf]
+    }.freeze
+    MINORS = RUBY_SOURCES.keys.freeze
+    # Per gem: Rust's CPU name and the oldest macOS the extension asks for,
+    # Rust's own minimum for the target (`rustc --print deployment-target`).
+    # The bundled compilers need macOS 14; the extension alone runs on older
+    # systems with a compiler of the user's (SASS_EMBEDDED_COMPILER).
+    GEMS = {
+      'arm64-darwin' => { cpu: 'aarch64', deployment_target: '11.0', compiler: 'sass-embedded-darwin-arm64' },
+      'x86_64-darwin' => { cpu: 'x86_64', deployment_target: '10.12', compiler: 'sass-embedded-darwin-x64' }
+    }.freeze
+    # zig, from PyPI's ziglang wheel (a static x86-64 Linux binary), pinned
+    # to the wheel's SHA-256.
+    ZIG_VERSION = '0.17.1'
+    ZIG_WHEEL = "ziglang-#{ZIG_VERSION}-py3-none-#{%w[manylinux_2_12_x86_64 manylinux2010_x86_64
+                                                      musllinux_1_1_x86_64].join('.')}.whl".freeze
+    ZIG_SHA256 = 'ea6cc5d87b033cf0aedfbc8f9549a908cae6c50ac31f1698188fa48a74524b54'
+    # Where the root keeps the kit (build.sh).
+    PREFIX = '/opt/sass-embedded-darwin'
+
+    module_function
+
+    # Builds, packs and checks both gems into +checkout+/pkg.
+    # @return [Array<String>] the gems
+    def call(checkout, compiler_cache)
+      SassEmbeddedRubies.prepare([DARWIN])
+      work = File.join(checkout, 'tmp', 'darwin')
+      out = File.join(work, 'out')
+      FileUtils.rm_rf(out)
+      cpus = GEMS.values.map { |gem| "#{gem[:cpu]}:#{gem[:deployment_target]}" }.join(' ')
+      tarballs = RUBY_SOURCES.map { |_, (path, sha256)| verified(work, "pool/main/r/#{path}", sha256) }
+      script = ['sh', 'tasks/rubies/darwin/build.sh', PREFIX, zig_wheel(work), out, cpus, *tarballs].shelljoin
+      puts "\n== native:darwin: #{GEMS.keys.join(', ')} for Ruby #{MINORS.join(', ')} (root #{Roots.path(DARWIN)})"
+      run = SassEmbeddedRubies.run(DARWIN, script, {}, limit: ENV.fetch('SASS_DARWIN_TIMEOUT', '5400'))
+      abort "native:darwin: the build failed (#{SassEmbeddedRubies.duration(run.seconds)}, #{run.place})" \
+        unless run.success?
+
+      gems = GEMS.map { |platform, gem| pack(checkout, out, platform, gem, compiler_cache) }
+      puts "native:darwin: built #{gems.join(', ')} in #{SassEmbeddedRubies.duration(run.seconds)} (#{run.place})"
+      gems
+    end
+
+    # The zig wheel in +work+, fetched with pip and verified.
+    def zig_wheel(work)
+      path = File.join(work, ZIG_WHEEL)
+      return path if File.file?(path) && Digest::SHA256.file(path).hexdigest == ZIG_SHA256
+
+      download = File.join(work, 'download')
+      FileUtils.rm_rf(download)
+      system('python3', '-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:',
+             '--platform=manylinux2010_x86_64', '--dest', download, "ziglang==#{ZIG_VERSION}", exception: true)
+      fetched = File.join(download, ZIG_WHEEL)
+      digest = File.file?(fetched) ? Digest::SHA256.file(fetched).hexdigest : 'nothing'
+      raise "pip's #{ZIG_WHEEL}: SHA-256 #{digest}, not the pinned #{ZIG_SHA256}" unless digest == ZIG_SHA256
+
+      File.rename(fetched, path)
+      FileUtils.rm_rf(download)
+      path
+    end
+
+    # The file at +path+ on the Debian mirror, kept in +work+ once its
+    # SHA-256 is +sha256+.
+    def verified(work, path, sha256)
+      kept = File.join(work, File.basename(path))
+      return kept if File.file?(kept) && Digest::SHA256.file(kept).hexdigest == sha256
+
+      url = "#{Roots.mirror}/#{path}"
+      system('curl', '--fail', '--silent', '--show-error', '--location', '--output', "#{kept}.part", url,
+             exception: true)
+      digest = Digest::SHA256.file("#{kept}.part").hexdigest
+      raise "#{url}: SHA-256 #{digest}, not the pinned #{sha256}" unless digest == sha256
+
+      File.rename("#{kept}.part", kept)
+      kept
+    end
+
+    # Packs +platform+'s gem from a stage holding its bundles and compiler,
+    # checks it, and leaves it in pkg/.
+    def pack(checkout, out, platform, gem, compiler_cache)
+      stage = File.join(File.dirname(out), platform)
+      FileUtils.rm_rf(File.join(stage, 'lib'))
+      MINORS.each do |minor|
+        FileUtils.mkdir_p(File.join(stage, 'lib', 'sass', minor))
+        FileUtils.cp(File.join(out, "#{gem[:cpu]}-#{minor}", 'sass_embedded.bundle'),
+                     File.join(stage, 'lib', 'sass', minor, 'sass_embedded.bundle'))
+      end
+      archive = SassEmbeddedBuild::CompilerPackage.cached_copy(gem[:compiler], Sass::Embedded::VERSION, compiler_cache)
+      SassEmbeddedBuild::CompilerPackage.install(File.join(stage, 'lib', 'sass', 'embedded', 'dart-sass'),
+                                                 Sass::Embedded::VERSION, archive:, package: gem[:compiler])
+      path = SassEmbeddedBuild::PlatformGem.build(checkout, File.join(checkout, 'pkg'),
+                                                  minors: MINORS, platform: Gem::Platform.new(platform), native: stage)
+      rbconfigs = MINORS.to_h { |minor| [minor, File.join(out, "#{gem[:cpu]}-#{minor}", 'rbconfig.rb')] }
+      begin
+        SassEmbeddedBuild::DarwinGem.check(path, deployment_target: gem[:deployment_target], rbconfigs:)
+      rescue SassEmbeddedBuild::DarwinGem::Failure
+        FileUtils.rm_f(path)
+        raise
+      end
+      path
+    end
+  end
+end
