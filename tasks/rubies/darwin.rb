@@ -60,6 +60,7 @@ module SassEmbeddedRubies
       work = File.join(checkout, 'tmp', 'darwin')
       out = File.join(work, 'out')
       FileUtils.rm_rf(out)
+      FileUtils.mkdir_p(work)
       cpus = GEMS.values.map { |gem| "#{gem[:cpu]}:#{gem[:deployment_target]}" }.join(' ')
       tarballs = RUBY_SOURCES.map { |_, (path, sha256)| verified(work, "pool/main/r/#{path}", sha256) }
       script = ['sh', 'tasks/rubies/darwin/build.sh', PREFIX, zig_wheel(work), out, cpus, *tarballs].shelljoin
