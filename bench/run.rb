@@ -10,11 +10,12 @@
 # - wait_for: the same host with the waitFor-style dispatcher (one compile at
 #   a time under a process-wide lock);
 # - portable: the default host built with the waiting mechanism of macOS and
-#   the BSDs (poll(2) and pipes instead of epoll and eventfd), mounted over
+#   the BSDs (poll(2) and pipes instead of epoll and eventfd), and reader:
+#   built with Windows's (a reader thread per compiler), each mounted over
 #   the checkout's build in a mount namespace of the row's own: only when
-#   run as root with that build present (`rake bench` builds it then), in
+#   run as root with that build present (`rake bench` builds them then), in
 #   the rows the executor table compares, and side by side in a table of
-#   its own.
+#   their own.
 #
 # Every row runs in a fresh process per dispatcher, so CPU and peak RSS are
 # the row's own. BENCH_SCALE scales the counts (default 0.1: about three and a
@@ -39,11 +40,15 @@ COMPILER = File.join(ROOT, 'lib', 'sass', 'embedded', 'dart-sass', 'sass')
 BOOTSTRAP = ENV.fetch('BENCH_BOOTSTRAP', File.join(ROOT, 'bench', 'vendor', 'bootstrap', 'scss', 'bootstrap.scss'))
 MODES = %w[raw multiplexed wait_for].freeze
 MINOR = RUBY_VERSION[/\A\d+\.\d+/]
-PORTABLE_LIB = File.join(ROOT, 'tmp', "portable-lib-#{MINOR}")
-PORTABLE = Process.euid.zero? && File.file?(File.join(PORTABLE_LIB, "sass_embedded.#{RbConfig::CONFIG['DLEXT']}"))
-# The rows that also run on the built-in executor (and the portable waiting
-# mechanism), for the executor and waiting tables.
-EXECUTORS = (%w[raw multiplexed thread wait_for] + (PORTABLE ? ['portable'] : [])).freeze
+# The builds with another waiting mechanism (Rakefile's OTHER_WAITS): mode
+# => the mechanism it waits with, for those present.
+OTHER_WAITS = { 'portable' => 'poll', 'reader' => 'reader' }.select do |name, _|
+  library = File.join(ROOT, 'tmp', "#{name}-lib-#{MINOR}", "sass_embedded.#{RbConfig::CONFIG['DLEXT']}")
+  Process.euid.zero? && File.file?(library)
+end.freeze
+# The rows that also run on the built-in executor (and the other waiting
+# mechanisms), for the executor and waiting tables.
+EXECUTORS = (%w[raw multiplexed thread wait_for] + OTHER_WAITS.keys).freeze
 
 def scaled(count, minimum)
   [(count * SCALE).round, minimum].max
@@ -124,15 +129,17 @@ def arguments(row, mode)
 end
 
 def measure(row, mode)
-  row_script = [RbConfig.ruby, File.join(__dir__, 'row.rb'), mode == 'portable' ? 'multiplexed' : mode, row[:kind],
-                *arguments(row, mode)]
-  command = case mode
-            when 'raw' then [RAW, COMPILER, row[:kind], *arguments(row, mode)]
-            when 'portable'
+  row_script = [RbConfig.ruby, File.join(__dir__, 'row.rb'), OTHER_WAITS.key?(mode) ? 'multiplexed' : mode,
+                row[:kind], *arguments(row, mode)]
+  command = if mode == 'raw'
+              [RAW, COMPILER, row[:kind], *arguments(row, mode)]
+            elsif OTHER_WAITS.key?(mode)
               installed = File.join(ROOT, 'lib', 'sass', MINOR)
+              build = File.join(ROOT, 'tmp', "#{mode}-lib-#{MINOR}")
               ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c',
-               "mount --bind #{PORTABLE_LIB.shellescape} #{installed.shellescape} && exec #{row_script.shelljoin}"]
-            else row_script
+               "mount --bind #{build.shellescape} #{installed.shellescape} && exec #{row_script.shelljoin}"]
+            else
+              row_script
             end
   # Fibers never spin before they sleep (see docs/performance.md), so
   # neither does their ceiling.
@@ -143,7 +150,7 @@ def measure(row, mode)
 
   JSON.parse(output.lines.last, symbolize_names: true).tap do |result|
     result[:rate] = result[:compiles] / result[:wall]
-    expected = mode == 'portable' ? 'poll' : result[:wait]
+    expected = OTHER_WAITS.fetch(mode, result[:wait])
     raise "#{mode} waited with #{result[:wait]}, not #{expected}" unless result[:wait] == expected
   end
 end
@@ -224,16 +231,17 @@ unless executor_rows.empty?
   end
 end
 
-portable_rows = results.select { |row| row[:results]['portable'] }
-if portable_rows.empty?
-  puts "\n(no waiting table: the portable build is measured only as root, with #{PORTABLE_LIB} built)"
+waiting_rows = results.select { |row| OTHER_WAITS.keys.any? { |mode| row[:results][mode] } }
+if waiting_rows.empty?
+  puts "\n(no waiting table: the other waiting builds are measured only as root, with tmp/<name>-lib-#{MINOR} built)"
 else
   puts
-  puts 'waiting mechanisms side by side (Linux: epoll and eventfd; macOS and the BSDs: poll(2) and pipes):'
+  puts 'waiting mechanisms side by side (Linux: epoll and eventfd; macOS and the BSDs: poll(2) and pipes; ' \
+       'Windows: a reader thread):'
   puts format('%-34s %-8s %8s %10s %6s %8s %8s', 'row', 'waiting', 'wall s', 'compiles/s', 'x raw', 'host us',
               'host MB')
-  portable_rows.each do |row|
-    { row[:results]['multiplexed'][:wait] => 'multiplexed', 'poll' => 'portable' }.each do |name, mode|
+  waiting_rows.each do |row|
+    { row[:results]['multiplexed'][:wait] => 'multiplexed', **OTHER_WAITS.invert }.each do |name, mode|
       result = row[:results][mode]
       puts format('%-34s %-8s %8.2f %10.0f %6.2f %8.1f %8.1f', row[:name], name, result[:wall], result[:rate],
                   result[:rate] / row[:results]['raw'][:rate], per_compile(result, :host_cpu),

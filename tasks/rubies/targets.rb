@@ -8,7 +8,8 @@ module SassEmbeddedRubies
   # that RUSTC_BOOTSTRAP lets a stable rustc take), in a cached sid root.
   # Only the core: the extension needs the target's Ruby headers.
   TARGETS_ROOT = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'rust',
-                          packages: %w[ruby3.3 rustc cargo rust-src rust-clippy], label: "Debian sid's Rust")
+                          packages: %w[ruby3.3 rustc cargo rust-src rust-clippy binutils-mingw-w64-x86-64],
+                          label: "Debian sid's Rust")
 
   # The steps of rake check:targets.
   module Targets

@@ -12,6 +12,10 @@
 //! output, wakes when the answer is there and reads it: no other thread
 //! takes part.
 //!
+//! Under the reader-thread mechanism (see [`crate::wait`]) no caller reads:
+//! a thread of the connection reads the output with blocking reads and
+//! routes it, and the watcher sleeps on the kick alone.
+//!
 //! What no caller waits for runs on the host's [`Executor`]: the tail of the
 //! compiler's stderr (whose end also tells that the compiler died, even
 //! while idle), the startup and idle timers, finishing a compiler whose
@@ -46,7 +50,7 @@ use crate::framing::{encode_packet, PacketDecoder};
 use crate::outbox::Outbox;
 use crate::process::{self, CompilerCommand, CompilerProcess, Ending, StderrTail};
 use crate::protocol::{inbound_message, InboundMessage, OutboundMessage, ERROR_ID};
-use crate::wait::{spin, Kick, Selector, Wait, Waker};
+use crate::wait::{self, spin, Kick, Selector, Wait, Waker};
 
 /// How long the compiler gets to exit on its own after its output ended,
 /// before it is killed.
@@ -137,6 +141,8 @@ pub struct Connection {
     background: Arc<Signal>,
     /// Writing failed: the compiler stopped reading.
     write_failed: Arc<AtomicBool>,
+    /// A thread of this connection reads the output: callers never do.
+    reader_thread: bool,
     /// The compiler's stderr ended: it exited (or is exiting).
     stderr_ended: AtomicBool,
     patience: Patience,
@@ -190,6 +196,7 @@ impl Connection {
         };
 
         let stdout = ForkLocal::new(File::from(spawned.stdout));
+        let thread_output = wait::thread_output(&stdout).map_err(io_error)?;
         let kick = Arc::new(Kick::new().map_err(io_error)?);
         let selector = Selector::new(stdout.as_fd(), &kick).map_err(io_error)?;
 
@@ -245,6 +252,7 @@ impl Connection {
             executor: executor.clone(),
             background,
             write_failed,
+            reader_thread: thread_output.is_some(),
             stderr_ended: AtomicBool::new(false),
             patience: timeouts.patience,
             on_end,
@@ -267,7 +275,19 @@ impl Connection {
             spawned.stderr,
             tail,
         )));
-        executor.spawn(Box::pin(background_reader(Arc::downgrade(&connection))));
+        match thread_output {
+            Some(output) => {
+                let weak = Arc::downgrade(&connection);
+                std::thread::Builder::new()
+                    .name(wait::READER_THREAD_NAME.into())
+                    .spawn(move || read_on_thread(weak, output))
+                    .map_err(|error| {
+                        connection.kill();
+                        io_error(error)
+                    })?;
+            }
+            None => executor.spawn(Box::pin(background_reader(Arc::downgrade(&connection)))),
+        }
         if let Some(timeout) = timeouts.idle {
             executor.spawn(Box::pin(idle_watch(Arc::downgrade(&connection), timeout)));
         }
@@ -341,7 +361,7 @@ impl Connection {
         if let Slept::Selector = slept {
             self.kick.silence();
         }
-        let mut read = !fresh;
+        let mut read = !fresh && !self.reader_thread;
         loop {
             if let Ok(event) = inbox.try_recv() {
                 self.dispatcher.done_waiting(key, token);
@@ -354,7 +374,7 @@ impl Connection {
                     return Next::Event(event);
                 }
             }
-            read = true;
+            read = !self.reader_thread;
             match self.dispatcher.wait_on(key, token) {
                 Role::Ready => continue,
                 Role::Watch { output_ended } => {
@@ -394,13 +414,26 @@ impl Connection {
         if guard.ended {
             return;
         }
-        let end = self.read_and_route(&mut guard, reader);
-        if let Some(end) = end {
-            guard.ended = true;
-            drop(guard);
-            self.dispatcher.set_reading_ended();
-            self.executor.spawn(Box::pin(finish(self.clone(), end)));
+        if let Some(end) = self.read_and_route(&mut guard, reader) {
+            self.end_reading(guard, end);
         }
+    }
+
+    /// The output ended so: nobody reads any more, and the compiler is
+    /// finished on the executor.
+    fn end_reading(self: &Arc<Self>, mut guard: MutexGuard<'_, Reader>, end: ReadEnd) {
+        guard.ended = true;
+        drop(guard);
+        self.dispatcher.set_reading_ended();
+        self.executor.spawn(Box::pin(finish(self.clone(), end)));
+    }
+
+    /// Routes what `router` holds; the end, if the compiler broke the
+    /// protocol.
+    fn route_read(&self, router: &mut PacketRouter, reading: Option<u64>) -> Result<(), ReadEnd> {
+        router.route(&self.dispatcher, reading, |reply| {
+            let _ = self.outbox.send(Bytes::from(reply));
+        })
     }
 
     fn read_and_route(&self, reader: &mut Reader, reading: Option<u64>) -> Option<ReadEnd> {
@@ -425,10 +458,7 @@ impl Connection {
                     )))
                 }
             };
-            let routed = router.route(&self.dispatcher, reading, |reply| {
-                let _ = self.outbox.send(Bytes::from(reply));
-            });
-            if let Err(end) = routed {
+            if let Err(end) = self.route_read(router, reading) {
                 return Some(end);
             }
             // A short read emptied the pipe: what comes later wakes the watch
@@ -772,6 +802,45 @@ async fn background_reader(connection: Weak<Connection>) {
             if executor::ready(&*watch).await.is_err() {
                 break;
             }
+        }
+    }
+}
+
+/// The reader thread (see [`crate::wait`]): reads the compiler's output
+/// with blocking reads until it ends, and routes each piece as a background
+/// reader would (no caller reads, so every wake-up it causes is queued for
+/// the runtimes and rings the kick). It holds the connection only while it
+/// routes: a connection dropped meanwhile ends it at its next read, which
+/// the compiler's exit (its output's end) always brings.
+fn read_on_thread(connection: Weak<Connection>, mut output: File) {
+    let mut scratch = vec![0; 64 * 1024];
+    loop {
+        let read = loop {
+            match output.read(&mut scratch) {
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                read => break read,
+            }
+        };
+        let Some(connection) = connection.upgrade() else {
+            return;
+        };
+        let mut guard = connection.lock_reader();
+        if guard.ended {
+            return;
+        }
+        let end = match read {
+            Ok(0) => Some(guard.router.end_of_output()),
+            Ok(n) => {
+                guard.router.extend(&scratch[..n]);
+                connection.route_read(&mut guard.router, None).err()
+            }
+            Err(error) => Some(ReadEnd::Protocol(format!(
+                "reading from the compiler failed: {error}"
+            ))),
+        };
+        if let Some(end) = end {
+            connection.end_reading(guard, end);
+            return;
         }
     }
 }

@@ -7,7 +7,7 @@
 //! - [`epoll`] / [`epoll_add`]: on Linux, the one descriptor the watcher
 //!   sleeps on (see [`crate::wait`]);
 //! - [`set_nonblocking`]: the host's ends of the compiler's pipes never block
-//!   a caller;
+//!   a caller ([`set_blocking`]: but the reader thread's, which blocks it);
 //! - [`pipe_unread`]: how much of what the host wrote a compiler that died
 //!   never read;
 //! - [`fork_generation`]: which side of a `fork` this is, without a system
@@ -37,6 +37,10 @@ fn check(result: libc::c_int) -> io::Result<libc::c_int> {
 
 /// A new non-blocking, close-on-exec eventfd with a counter of 0.
 #[cfg(target_os = "linux")]
+#[cfg_attr(
+    any(feature = "portable-wait", feature = "reader-wait"),
+    allow(dead_code)
+)]
 pub fn eventfd() -> io::Result<OwnedFd> {
     // SAFETY: eventfd takes no pointers; on success it returns a new
     // descriptor that nothing else owns, so `OwnedFd` may take it.
@@ -48,6 +52,10 @@ pub fn eventfd() -> io::Result<OwnedFd> {
 
 /// A new close-on-exec epoll instance.
 #[cfg(target_os = "linux")]
+#[cfg_attr(
+    any(feature = "portable-wait", feature = "reader-wait"),
+    allow(dead_code)
+)]
 pub fn epoll() -> io::Result<OwnedFd> {
     // SAFETY: epoll_create1 takes no pointers; on success it returns a new
     // descriptor that nothing else owns, so `OwnedFd` may take it.
@@ -60,6 +68,10 @@ pub fn epoll() -> io::Result<OwnedFd> {
 /// Adds `fd` to the epoll instance `epoll`, level-triggered, for
 /// readability: `epoll` is then readable while `fd` is.
 #[cfg(target_os = "linux")]
+#[cfg_attr(
+    any(feature = "portable-wait", feature = "reader-wait"),
+    allow(dead_code)
+)]
 pub fn epoll_add(epoll: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()> {
     let mut event = libc::epoll_event {
         events: libc::EPOLLIN as u32,
@@ -157,6 +169,23 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
             fd.as_raw_fd(),
             libc::F_SETFL,
             flags | libc::O_NONBLOCK,
+        ))?;
+    }
+    Ok(())
+}
+
+/// Clears `O_NONBLOCK` on the open file description of `fd` (the reader
+/// thread's end of the compiler's stdout, see [`crate::wait`]).
+#[cfg_attr(not(feature = "reader-wait"), allow(dead_code))]
+pub fn set_blocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor the borrow keeps open, with integer
+    // arguments only.
+    unsafe {
+        let flags = check(libc::fcntl(fd.as_raw_fd(), libc::F_GETFL))?;
+        check(libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_SETFL,
+            flags & !libc::O_NONBLOCK,
         ))?;
     }
     Ok(())

@@ -643,3 +643,36 @@ fn a_stopped_compiler_does_not_block_writers() {
     assert!(css(response).len() > 4 << 20);
     host.close();
 }
+
+/// The threads of this process named `name` (Linux's `comm`).
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
+
+/// Under the reader-thread mechanism a compiler has one reader thread, which
+/// ends with it; under the others, none.
+#[test]
+fn a_reader_thread_lives_as_long_as_its_compiler() {
+    use sass_embedded_core::wait::{MECHANISM, READER_THREAD_NAME};
+    let expected = usize::from(MECHANISM == "reader");
+    let host = host();
+    let mut compilation = host
+        .compile(&request("a { b: c }", &[]), false, &Waker::native())
+        .unwrap();
+    assert_eq!(css(finish(&mut compilation)), "a {\n  b: c;\n}");
+    assert_eq!(threads_named(READER_THREAD_NAME), expected);
+    drop(compilation);
+    host.close();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while threads_named(READER_THREAD_NAME) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the reader thread outlived its compiler"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

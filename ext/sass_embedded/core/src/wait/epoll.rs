@@ -73,3 +73,9 @@ impl Selector {
         Fds::one(self.0.as_raw_fd())
     }
 }
+
+/// The compiler's output as a reader thread reads it: none here, the
+/// callers read it themselves.
+pub(crate) fn thread_output(_stdout: &std::fs::File) -> io::Result<Option<std::fs::File>> {
+    Ok(None)
+}

@@ -10,7 +10,7 @@
 //! [`Waker`] (see [`park`]). So a host holds a fixed handful of descriptors
 //! per compiler, however many threads and fibers wait.
 //!
-//! Two mechanisms implement the descriptors, chosen here and nowhere else:
+//! Three mechanisms implement the descriptors, chosen here and nowhere else:
 //!
 //! - **epoll** (Linux): an epoll instance holds the compiler's stdout and an
 //!   eventfd kick, so the watcher waits on one descriptor, readable exactly
@@ -21,6 +21,12 @@
 //!   compiler's stdout and the read end of a pipe kick. Nothing is consumed
 //!   by waiting, so only the watcher ever silences the kick: no other reader
 //!   can take a wake-up meant for it.
+//! - **reader** (Linux built with the `reader-wait` feature, which `rake
+//!   test:reader` uses to run every test through it; Windows's, where a
+//!   Ruby thread cannot wait on a pipe): a thread of the connection reads
+//!   the output and routes it, and the watcher sleeps on the kick alone
+//!   (`reader.rs`). The connection asks the mechanism for that thread's
+//!   output (`thread_output`; the other mechanisms have none).
 //!
 //! Either way a [`Bell`] is the descriptor a kick is made of (also the
 //! built-in executor's wake-up and the wait_for baton), and [`Fds`] names
@@ -29,20 +35,42 @@
 pub mod park;
 pub mod spin;
 
-#[cfg(all(target_os = "linux", not(feature = "portable-wait")))]
+#[cfg(not(all(
+    target_os = "linux",
+    not(feature = "portable-wait"),
+    not(feature = "reader-wait")
+)))]
+mod pipe;
+
+#[cfg(all(
+    target_os = "linux",
+    not(feature = "portable-wait"),
+    not(feature = "reader-wait")
+))]
 #[path = "epoll.rs"]
 mod mechanism;
-#[cfg(not(all(target_os = "linux", not(feature = "portable-wait"))))]
+#[cfg(all(
+    not(all(target_os = "linux", not(feature = "portable-wait"))),
+    not(feature = "reader-wait")
+))]
 #[path = "poll.rs"]
 mod mechanism;
+#[cfg(feature = "reader-wait")]
+mod reader;
+#[cfg(feature = "reader-wait")]
+use reader as mechanism;
 
-pub(crate) use mechanism::Selector;
+pub(crate) use mechanism::{thread_output, Selector};
 pub use mechanism::{Bell, MECHANISM};
 pub use park::{Parker, Waker};
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// The name of a connection's reader thread, under the reader-thread
+/// mechanism (short enough for Linux's 15-byte thread names).
+pub const READER_THREAD_NAME: &str = "sass-reader";
 
 /// How a caller waits before it asks again for its next event: however its
 /// runtime waits (Ruby's own waits, or [`Wait::block`] for a Rust thread).
@@ -237,6 +265,9 @@ mod tests {
 
     #[test]
     fn the_selector_wakes_for_output_and_for_the_kick_and_only_the_watcher_silences_it() {
+        // Under the reader-thread mechanism the thread reads the output, and
+        // the watcher sleeps on the kick alone.
+        let output_wakes = MECHANISM != "reader";
         let (read, write) = crate::sys::pipe().unwrap();
         let stdout = std::fs::File::from(read);
         let mut compiler = std::fs::File::from(write);
@@ -247,7 +278,7 @@ mod tests {
 
         // Output wakes it, and reading it all makes it quiet again.
         std::io::Write::write_all(&mut compiler, b"x").unwrap();
-        assert!(ready());
+        assert_eq!(ready(), output_wakes);
         let mut buf = [0u8; 8];
         assert_eq!(std::io::Read::read(&mut &stdout, &mut buf).unwrap(), 1);
         assert!(!ready());

@@ -5,70 +5,14 @@
 //! reads the output meanwhile. (A kqueue would consume the kick's event for
 //! whoever polled it first; this needs no kernel interface but `poll`.)
 
-use std::fs::File;
-use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
+pub use super::pipe::Bell;
 use super::{Fds, Kick};
-use crate::fork::ForkLocal;
-use crate::sys;
 
 /// The name of this mechanism, for `Sass::Embedded` diagnostics and tests.
 pub const MECHANISM: &str = "poll";
-
-/// A descriptor that becomes readable when it is rung (a pipe's read end).
-/// Ringing is one `write(2)` to the other end, safe from any thread.
-#[derive(Debug)]
-pub struct Bell {
-    read: ForkLocal<File>,
-    write: ForkLocal<File>,
-}
-
-impl Bell {
-    /// A new, silent bell.
-    pub fn new() -> io::Result<Self> {
-        let (read, write) = sys::pipe()?;
-        Ok(Self {
-            read: ForkLocal::new(File::from(read)),
-            write: ForkLocal::new(File::from(write)),
-        })
-    }
-
-    /// The descriptor to wait on (readable once rung).
-    pub fn fd(&self) -> RawFd {
-        self.read.as_raw_fd()
-    }
-
-    /// The same descriptor, borrowed.
-    pub fn as_fd(&self) -> BorrowedFd<'_> {
-        self.read.as_fd()
-    }
-
-    /// Rings: the descriptor becomes readable until taken or drained.
-    pub fn ring(&self) {
-        // A full pipe means it is readable already.
-        let _ = (&*self.write).write(&[1]);
-    }
-
-    /// Silences the bell (consumes every ring so far); whether it had been
-    /// rung.
-    pub fn take(&self) -> bool {
-        let mut buf = [0u8; 64];
-        let mut rung = false;
-        while let Ok(n) = (&*self.read).read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            rung = true;
-        }
-        rung
-    }
-
-    /// Silences the bell.
-    pub fn drain(&self) {
-        self.take();
-    }
-}
 
 /// What the watcher sleeps on: the compiler's stdout and the kick, both
 /// waited on for readability.
@@ -91,4 +35,10 @@ impl Selector {
     pub(crate) fn fds(&self) -> Fds {
         Fds::two(self.stdout, self.kick)
     }
+}
+
+/// The compiler's output as a reader thread reads it: none here, the
+/// callers read it themselves.
+pub(crate) fn thread_output(_stdout: &std::fs::File) -> io::Result<Option<std::fs::File>> {
+    Ok(None)
 }
