@@ -2,18 +2,21 @@
 
 module SassEmbeddedRubies
   # rake check:targets: the Ruby-free core type-checked and linted (clippy
-  # -D warnings, tests included) for the Unix targets this machine cannot
-  # run. rustup cannot add targets here, so Debian sid's rustc builds each
-  # target's standard library from its rust-src (-Zbuild-std, a nightly flag
-  # that RUSTC_BOOTSTRAP lets a stable rustc take), in a cached sid root.
-  # Only the core: the extension needs the target's Ruby headers.
+  # -D warnings, tests included) for the targets this machine cannot run:
+  # macOS, FreeBSD, musl and Windows (x86_64-pc-windows-gnu; its standard
+  # library needs mingw-w64's dlltool even to be checked). rustup cannot add
+  # targets here, so Debian sid's rustc builds each target's standard library
+  # from its rust-src (-Zbuild-std, a nightly flag that RUSTC_BOOTSTRAP lets
+  # a stable rustc take), in a cached sid root. Only the core: the extension
+  # needs the target's Ruby headers.
   TARGETS_ROOT = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'rust',
                           packages: %w[ruby3.3 rustc cargo rust-src rust-clippy binutils-mingw-w64-x86-64],
                           label: "Debian sid's Rust")
 
   # The steps of rake check:targets.
   module Targets
-    TARGETS = %w[aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-freebsd x86_64-unknown-linux-musl].freeze
+    TARGETS = %w[aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-freebsd x86_64-unknown-linux-musl
+                 x86_64-pc-windows-gnu].freeze
 
     module_function
 

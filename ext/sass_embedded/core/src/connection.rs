@@ -32,7 +32,6 @@
 
 use std::fs::File;
 use std::io::{ErrorKind, Read};
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
@@ -195,10 +194,10 @@ impl Connection {
             }
         };
 
-        let stdout = ForkLocal::new(File::from(spawned.stdout));
+        let stdout = ForkLocal::new(spawned.stdout);
         let thread_output = wait::thread_output(&stdout).map_err(io_error)?;
         let kick = Arc::new(Kick::new().map_err(io_error)?);
-        let selector = Selector::new(stdout.as_fd(), &kick).map_err(io_error)?;
+        let selector = Selector::new(&stdout, &kick).map_err(io_error)?;
 
         let handshake_id = 0;
         let dispatcher = Arc::new(Dispatcher::new(handshake_id, kick.clone()));
@@ -742,7 +741,7 @@ async fn finish(connection: Arc<Connection>, end: ReadEnd) {
 /// compiler that died between compiles is replaced, not blamed on the next
 /// compile); a busy one has its output read to the end, callers waiting or
 /// not.
-async fn stderr_task(connection: Weak<Connection>, stderr: OwnedFd, tail: Arc<Mutex<StderrTail>>) {
+async fn stderr_task(connection: Weak<Connection>, stderr: File, tail: Arc<Mutex<StderrTail>>) {
     let Some(executor) = connection.upgrade().map(|c| c.executor.clone()) else {
         return;
     };
@@ -776,9 +775,8 @@ async fn background_reader(connection: Weak<Connection>) {
         let Some(strong) = connection.upgrade() else {
             return;
         };
-        let watch = strong
-            .executor
-            .watch(strong.lock_reader().stdout.as_fd(), Interest::Read);
+        let watch = crate::sys::waitable(&strong.lock_reader().stdout)
+            .and_then(|stdout| strong.executor.watch(stdout, Interest::Read));
         let Ok(watch) = watch else {
             return;
         };

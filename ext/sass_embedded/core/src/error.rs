@@ -140,9 +140,9 @@ impl HostError {
         matches!(
             self,
             Self::Spawn {
-                errno: Some(libc::EMFILE | libc::ENFILE),
+                errno: Some(errno),
                 ..
-            }
+            } if crate::sys::TOO_MANY_FILES.contains(errno)
         )
     }
 

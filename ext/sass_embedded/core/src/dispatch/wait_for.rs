@@ -8,8 +8,8 @@
 //! descriptor to become readable, the same kind of wait as every other in
 //! the host (interruptible, and Ruby's own).
 
+use crate::sys::Waitable;
 use std::cell::Cell;
-use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::wait::Bell;
@@ -35,6 +35,9 @@ fn baton() -> std::io::Result<Arc<Bell>> {
 
 thread_local! {
     /// How many compilations of this thread hold the baton (nesting).
+    // The initializer is const: clippy 1.97 says otherwise on
+    // x86_64-pc-windows-gnu, whose thread locals the macro builds another way.
+    #[allow(clippy::missing_const_for_thread_local)]
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
@@ -57,7 +60,7 @@ impl Drop for Baton {
 
 /// Takes the baton if this thread holds it already or nobody does; else
 /// returns the descriptor that becomes readable when it may be free.
-pub(crate) fn try_acquire() -> std::io::Result<Result<Baton, RawFd>> {
+pub(crate) fn try_acquire() -> std::io::Result<Result<Baton, Waitable>> {
     let bell = baton()?;
     if DEPTH.with(Cell::get) == 0 && !bell.take() {
         return Ok(Err(bell.fd()));

@@ -25,7 +25,6 @@ pub mod tokio;
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::os::fd::BorrowedFd;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -63,7 +62,11 @@ pub trait Executor: Send + Sync + fmt::Debug {
     fn sleep(&self, duration: Duration) -> Sleep;
     /// Watches `fd` for `interest` (to be polled inside a task). The watch
     /// holds a duplicate of the descriptor, open as long as it lives.
-    fn watch(&self, fd: BorrowedFd<'_>, interest: Interest) -> io::Result<Box<dyn Watch>>;
+    fn watch(
+        &self,
+        fd: crate::sys::BorrowedWaitable<'_>,
+        interest: Interest,
+    ) -> io::Result<Box<dyn Watch>>;
     /// Stops the executor without waiting for it: unfinished tasks are
     /// dropped. Never called in a forked child (the thread is the parent's).
     fn shutdown(&self);

@@ -11,13 +11,13 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use super::{Executor, Interest, Sleep, Task, TaskCount, Watch};
+use crate::sys::{self, BorrowedWaitable, OwnedWaitable, Waitable};
 use crate::wait::Bell;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -63,8 +63,8 @@ struct Ready {
 
 /// One registered interest: wake `waker` once `fd` is ready.
 struct Interested {
-    fd: RawFd,
-    events: libc::c_short,
+    fd: Waitable,
+    interest: Interest,
     fired: Arc<AtomicBool>,
     waker: Waker,
 }
@@ -116,7 +116,8 @@ impl ThreadExecutor {
 
 impl Shared {
     fn run(self: Arc<Self>) {
-        let mut fds: Vec<libc::pollfd> = Vec::new();
+        let mut fds: Vec<sys::PollFd> = Vec::new();
+        let mut asked: Vec<(Waitable, Interest)> = Vec::new();
         while !self.stopped.load(Ordering::Acquire) {
             // Run what is ready; tasks woken meanwhile run in this round too.
             loop {
@@ -147,28 +148,31 @@ impl Shared {
                 .map(|(deadline, _)| deadline.saturating_duration_since(now))
                 .min();
             fds.clear();
-            fds.push(libc::pollfd {
-                fd: self.notify.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
-            fds.extend(lock(&self.interests).iter().map(|interest| libc::pollfd {
-                fd: interest.fd,
-                events: interest.events,
-                revents: 0,
-            }));
+            asked.clear();
+            asked.extend(
+                lock(&self.interests)
+                    .iter()
+                    .map(|interest| (interest.fd, interest.interest)),
+            );
+            fds.push(sys::poll_fd(self.notify.fd(), Interest::Read));
+            fds.extend(
+                asked
+                    .iter()
+                    .map(|&(fd, interest)| sys::poll_fd(fd, interest)),
+            );
             // A poll failure (EINVAL for a closed descriptor, say) wakes
             // every watcher, which then finds out for itself.
             let failed = crate::sys::poll(&mut fds, timeout).is_err();
             self.notify.drain();
 
-            let ready: Vec<(RawFd, libc::c_short)> = fds[1..]
+            let ready: Vec<(Waitable, Interest)> = fds[1..]
                 .iter()
-                .filter(|fd| failed || fd.revents != 0)
-                .map(|fd| (fd.fd, fd.events))
+                .zip(&asked)
+                .filter(|(fd, _)| failed || sys::is_ready(fd))
+                .map(|(_, asked)| *asked)
                 .collect();
             let fired = take_where(&self.interests, |interest| {
-                ready.contains(&(interest.fd, interest.events))
+                ready.contains(&(interest.fd, interest.interest))
             });
             for interest in fired {
                 interest.fired.store(true, Ordering::Release);
@@ -239,10 +243,10 @@ impl Executor for ThreadExecutor {
         }))
     }
 
-    fn watch(&self, fd: BorrowedFd<'_>, interest: Interest) -> io::Result<Box<dyn Watch>> {
+    fn watch(&self, fd: BorrowedWaitable<'_>, interest: Interest) -> io::Result<Box<dyn Watch>> {
         Ok(Box::new(ThreadWatch {
             fd: crate::fork::ForkLocal::new(fd.try_clone_to_owned()?),
-            events: interest.poll_events(),
+            interest,
             fired: Arc::new(AtomicBool::new(false)),
             shared: self.shared.clone(),
         }))
@@ -260,8 +264,8 @@ impl Executor for ThreadExecutor {
 
 struct ThreadWatch {
     /// A duplicate of the watched descriptor, open as long as the watch.
-    fd: crate::fork::ForkLocal<OwnedFd>,
-    events: libc::c_short,
+    fd: crate::fork::ForkLocal<OwnedWaitable>,
+    interest: Interest,
     fired: Arc<AtomicBool>,
     shared: Arc<Shared>,
 }
@@ -272,8 +276,8 @@ impl Watch for ThreadWatch {
             return Poll::Ready(Ok(()));
         }
         let interested = Interested {
-            fd: self.fd.as_raw_fd(),
-            events: self.events,
+            fd: sys::raw(&self.fd),
+            interest: self.interest,
             fired: self.fired.clone(),
             waker: cx.waker().clone(),
         };

@@ -3,12 +3,12 @@
 //! in this file.
 
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::{Mutex, PoisonError};
+#[cfg(unix)]
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::unix::AsyncFd;
+#[cfg(unix)]
 use tokio::io::Interest as TokioInterest;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
@@ -84,17 +84,16 @@ impl Executor for TokioExecutor {
         }
     }
 
-    fn watch(&self, fd: BorrowedFd<'_>, interest: Interest) -> io::Result<Box<dyn Watch>> {
+    fn watch(
+        &self,
+        fd: crate::sys::BorrowedWaitable<'_>,
+        interest: Interest,
+    ) -> io::Result<Box<dyn Watch>> {
         let handle = self
             .handle()
             .ok_or_else(|| io::Error::other("the host's executor has stopped"))?;
         let _context = handle.enter();
-        let interest = match interest {
-            Interest::Read => TokioInterest::READABLE,
-            Interest::Write => TokioInterest::WRITABLE,
-        };
-        let fd = crate::sys::tokio_async_fd(fd.try_clone_to_owned()?, interest)?;
-        Ok(Box::new(TokioWatch(ForkLocal::new(fd), interest)))
+        async_fd_watch(fd, interest)
     }
 
     fn shutdown(&self) {
@@ -109,9 +108,41 @@ impl Executor for TokioExecutor {
     }
 }
 
-/// A duplicate of the watched descriptor, registered with tokio's reactor.
-struct TokioWatch(ForkLocal<AsyncFd<OwnedFd>>, TokioInterest);
+/// Watches a duplicate of `fd`, registered with tokio's reactor.
+#[cfg(unix)]
+fn async_fd_watch(
+    fd: crate::sys::BorrowedWaitable<'_>,
+    interest: Interest,
+) -> io::Result<Box<dyn Watch>> {
+    let interest = match interest {
+        Interest::Read => TokioInterest::READABLE,
+        Interest::Write => TokioInterest::WRITABLE,
+    };
+    let fd = crate::sys::tokio_async_fd(fd.try_clone_to_owned()?, interest)?;
+    Ok(Box::new(TokioWatch(ForkLocal::new(fd), interest)))
+}
 
+/// Tokio has no readiness for arbitrary handles on Windows, where nothing
+/// needs one: threads read and write the compiler's pipes.
+#[cfg(windows)]
+fn async_fd_watch(
+    _fd: crate::sys::BorrowedWaitable<'_>,
+    _interest: Interest,
+) -> io::Result<Box<dyn Watch>> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "tokio cannot watch a handle on Windows",
+    ))
+}
+
+/// A duplicate of the watched descriptor, registered with tokio's reactor.
+#[cfg(unix)]
+struct TokioWatch(
+    ForkLocal<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+    TokioInterest,
+);
+
+#[cfg(unix)]
 impl Watch for TokioWatch {
     fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let ready = if self.1 == TokioInterest::READABLE {

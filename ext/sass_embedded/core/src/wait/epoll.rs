@@ -61,9 +61,9 @@ pub(crate) struct Selector(ForkLocal<OwnedFd>);
 
 impl Selector {
     /// A selector for `stdout` and `kick` (both must outlive it).
-    pub(crate) fn new(stdout: BorrowedFd<'_>, kick: &Kick) -> io::Result<Self> {
+    pub(crate) fn new(stdout: &File, kick: &Kick) -> io::Result<Self> {
         let epoll = sys::epoll()?;
-        sys::epoll_add(epoll.as_fd(), stdout)?;
+        sys::epoll_add(epoll.as_fd(), stdout.as_fd())?;
         sys::epoll_add(epoll.as_fd(), kick.bell().as_fd())?;
         Ok(Self(ForkLocal::new(epoll)))
     }

@@ -35,13 +35,9 @@
 pub mod park;
 pub mod spin;
 
-#[cfg(not(all(
-    target_os = "linux",
-    not(feature = "portable-wait"),
-    not(feature = "reader-wait")
-)))]
-mod pipe;
-
+// Linux's default mechanism; the others are every other Unix's (and
+// Linux's with `portable-wait`), and Windows's (and Linux's with
+// `reader-wait`, which wins).
 #[cfg(all(
     target_os = "linux",
     not(feature = "portable-wait"),
@@ -50,21 +46,37 @@ mod pipe;
 #[path = "epoll.rs"]
 mod mechanism;
 #[cfg(all(
+    unix,
     not(all(target_os = "linux", not(feature = "portable-wait"))),
     not(feature = "reader-wait")
 ))]
 #[path = "poll.rs"]
 mod mechanism;
-#[cfg(feature = "reader-wait")]
-mod reader;
-#[cfg(feature = "reader-wait")]
-use reader as mechanism;
+#[cfg(any(feature = "reader-wait", windows))]
+#[path = "reader.rs"]
+mod mechanism;
+
+// The bells of the poll and reader mechanisms: pipes on Unix, loopback
+// socket pairs on Windows (epoll's are eventfds, in epoll.rs).
+#[cfg(all(
+    unix,
+    not(all(
+        target_os = "linux",
+        not(feature = "portable-wait"),
+        not(feature = "reader-wait")
+    ))
+))]
+#[path = "pipe.rs"]
+mod bell;
+#[cfg(windows)]
+#[path = "socket.rs"]
+mod bell;
 
 pub(crate) use mechanism::{thread_output, Selector};
 pub use mechanism::{Bell, MECHANISM};
 pub use park::{Parker, Waker};
 
-use std::os::fd::RawFd;
+use crate::sys::{self, Interest, Waitable};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -119,21 +131,21 @@ impl Wait {
 /// The descriptors one wait is for: it ends when any of them is readable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fds {
-    fds: [RawFd; 2],
+    fds: [Waitable; 2],
     len: usize,
 }
 
 impl Fds {
     /// One descriptor.
-    pub fn one(fd: RawFd) -> Self {
+    pub fn one(fd: Waitable) -> Self {
         Self {
-            fds: [fd, -1],
+            fds: [fd, sys::NO_WAITABLE],
             len: 1,
         }
     }
 
     /// Two descriptors.
-    pub fn two(first: RawFd, second: RawFd) -> Self {
+    pub fn two(first: Waitable, second: Waitable) -> Self {
         Self {
             fds: [first, second],
             len: 2,
@@ -141,7 +153,7 @@ impl Fds {
     }
 
     /// The descriptors.
-    pub fn as_slice(&self) -> &[RawFd] {
+    pub fn as_slice(&self) -> &[Waitable] {
         &self.fds[..self.len]
     }
 }
@@ -197,15 +209,12 @@ impl Kick {
 /// Whether any of `fds` is readable within `timeout` (`None`: no limit):
 /// how a thread without Ruby waits (the tests, the raw benchmark).
 pub fn wait_readable(fds: Fds, timeout: Option<Duration>) -> std::io::Result<bool> {
-    let mut polled: [libc::pollfd; 2] = [libc::pollfd {
-        fd: -1,
-        events: libc::POLLIN,
-        revents: 0,
-    }; 2];
-    for (slot, fd) in polled.iter_mut().zip(fds.as_slice()) {
-        slot.fd = *fd;
-    }
-    Ok(crate::sys::poll(&mut polled[..fds.len], timeout)? > 0)
+    let [first, second] = fds.fds;
+    let mut polled = [
+        sys::poll_fd(first, Interest::Read),
+        sys::poll_fd(second, Interest::Read),
+    ];
+    Ok(sys::poll(&mut polled[..fds.len], timeout)? > 0)
 }
 
 #[cfg(test)]
@@ -263,6 +272,9 @@ mod tests {
         assert!(!kick.is_pending() && !rung(kick.bell()));
     }
 
+    // The compiler's output is a pipe the watcher can wait on only on Unix
+    // (on Windows the reader thread reads it).
+    #[cfg(unix)]
     #[test]
     fn the_selector_wakes_for_output_and_for_the_kick_and_only_the_watcher_silences_it() {
         // Under the reader-thread mechanism the thread reads the output, and
@@ -272,7 +284,7 @@ mod tests {
         let stdout = std::fs::File::from(read);
         let mut compiler = std::fs::File::from(write);
         let kick = Arc::new(Kick::new().unwrap());
-        let selector = Selector::new(std::os::fd::AsFd::as_fd(&stdout), &kick).unwrap();
+        let selector = Selector::new(&stdout, &kick).unwrap();
         let ready = || wait_readable(selector.fds(), Some(Duration::ZERO)).unwrap();
         assert!(!ready());
 

@@ -6,9 +6,9 @@
 //! whoever polled it first; this needs no kernel interface but `poll`.)
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 
-pub use super::pipe::Bell;
+pub use super::bell::Bell;
 use super::{Fds, Kick};
 
 /// The name of this mechanism, for `Sass::Embedded` diagnostics and tests.
@@ -24,7 +24,7 @@ pub(crate) struct Selector {
 
 impl Selector {
     /// A selector for `stdout` and `kick` (both must outlive it).
-    pub(crate) fn new(stdout: BorrowedFd<'_>, kick: &Kick) -> io::Result<Self> {
+    pub(crate) fn new(stdout: &std::fs::File, kick: &Kick) -> io::Result<Self> {
         Ok(Self {
             stdout: stdout.as_raw_fd(),
             kick: kick.bell().fd(),

@@ -13,11 +13,10 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, RawFd};
 
-pub use super::pipe::Bell;
+pub use super::bell::Bell;
 use super::{Fds, Kick};
-use crate::sys;
+use crate::sys::{self, Waitable};
 
 /// The name of this mechanism, for `Sass::Embedded` diagnostics and tests.
 pub const MECHANISM: &str = "reader";
@@ -25,13 +24,13 @@ pub const MECHANISM: &str = "reader";
 /// What the watcher sleeps on: the kick alone.
 #[derive(Debug)]
 pub(crate) struct Selector {
-    kick: RawFd,
+    kick: Waitable,
 }
 
 impl Selector {
     /// A selector for `kick` (which must outlive it); the reader thread
     /// reads `stdout`.
-    pub(crate) fn new(_stdout: BorrowedFd<'_>, kick: &Kick) -> io::Result<Self> {
+    pub(crate) fn new(_stdout: &File, kick: &Kick) -> io::Result<Self> {
         Ok(Self {
             kick: kick.bell().fd(),
         })
@@ -48,6 +47,6 @@ impl Selector {
 /// not matter to anyone else).
 pub(crate) fn thread_output(stdout: &File) -> io::Result<Option<File>> {
     let output = stdout.try_clone()?;
-    sys::set_blocking(output.as_fd())?;
+    sys::set_blocking(&output)?;
     Ok(Some(output))
 }

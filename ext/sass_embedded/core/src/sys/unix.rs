@@ -1,28 +1,8 @@
-//! The core's only `unsafe` code: the few system calls the standard library
-//! does not wrap. Each is a thin, documented wrapper; everything built on
-//! them is safe Rust.
-//!
-//! - [`eventfd`] / [`pipe`]: the descriptors bells (and so kicks and the
-//!   wait_for baton) are made of;
-//! - [`epoll`] / [`epoll_add`]: on Linux, the one descriptor the watcher
-//!   sleeps on (see [`crate::wait`]);
-//! - [`set_nonblocking`]: the host's ends of the compiler's pipes never block
-//!   a caller ([`set_blocking`]: but the reader thread's, which blocks it);
-//! - [`pipe_unread`]: how much of what the host wrote a compiler that died
-//!   never read;
-//! - [`fork_generation`]: which side of a `fork` this is, without a system
-//!   call per question;
-//! - [`poll`]: how a thread without Ruby (the raw benchmark, the tests, the
-//!   built-in executor) waits for descriptors;
-//! - [`die_with_parent`]: on Linux, the compiler is killed by the kernel when
-//!   the host's process ends, however it ends;
-//! - `tokio_async_fd`: registering a descriptor with tokio's reactor (with
-//!   the `tokio` feature).
+//! The Unix system calls (see [`super`]).
 
+use super::Interest;
 use std::io;
-#[cfg(not(target_os = "linux"))]
-use std::os::fd::AsFd;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::time::Duration;
 
@@ -93,7 +73,8 @@ pub fn epoll_add(epoll: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()> {
 /// How many bytes written into the pipe `fd` (either end) are still
 /// unread (Linux's `FIONREAD` counts them from either end).
 #[cfg(target_os = "linux")]
-pub fn pipe_unread(fd: BorrowedFd<'_>) -> io::Result<usize> {
+pub fn pipe_unread(pipe: &std::fs::File) -> io::Result<usize> {
+    let fd = pipe.as_fd();
     let mut unread: libc::c_int = 0;
     // SAFETY: FIONREAD on a descriptor the borrow keeps open writes one int
     // through the pointer, which points to `unread`.
@@ -105,7 +86,7 @@ pub fn pipe_unread(fd: BorrowedFd<'_>) -> io::Result<usize> {
 
 /// Elsewhere `FIONREAD` on a pipe's write end counts nothing: unknown.
 #[cfg(not(target_os = "linux"))]
-pub fn pipe_unread(_fd: BorrowedFd<'_>) -> io::Result<usize> {
+pub fn pipe_unread(_pipe: &std::fs::File) -> io::Result<usize> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
@@ -177,7 +158,8 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// Clears `O_NONBLOCK` on the open file description of `fd` (the reader
 /// thread's end of the compiler's stdout, see [`crate::wait`]).
 #[cfg_attr(not(feature = "reader-wait"), allow(dead_code))]
-pub fn set_blocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub fn set_blocking(file: &std::fs::File) -> io::Result<()> {
+    let fd = file.as_fd();
     // SAFETY: fcntl on a descriptor the borrow keeps open, with integer
     // arguments only.
     unsafe {
@@ -218,28 +200,55 @@ pub fn fork_generation() -> u64 {
     FORK_GENERATION.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Which readiness to wait for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interest {
-    /// Readable (or at its end, or in error).
-    Read,
-    /// Writable (or in error).
-    Write,
+/// What a waiting caller or the built-in executor waits on: a descriptor.
+pub type Waitable = std::os::fd::RawFd;
+
+/// No descriptor: what `poll` skips.
+pub const NO_WAITABLE: Waitable = -1;
+
+/// `file` as the executor watches it.
+pub fn waitable(file: &std::fs::File) -> io::Result<BorrowedWaitable<'_>> {
+    Ok(file.as_fd())
 }
 
-impl Interest {
-    pub(crate) fn poll_events(self) -> libc::c_short {
-        match self {
-            Self::Read => libc::POLLIN,
-            Self::Write => libc::POLLOUT,
-        }
+/// A borrowed [`Waitable`], for the executor's watches.
+pub type BorrowedWaitable<'a> = BorrowedFd<'a>;
+
+/// An owned [`Waitable`].
+pub type OwnedWaitable = OwnedFd;
+
+/// One entry of a [`poll`]: a descriptor and the readiness asked for.
+pub type PollFd = libc::pollfd;
+
+/// The [`poll`] entry for `fd` and `interest`.
+pub fn poll_fd(fd: Waitable, interest: Interest) -> PollFd {
+    libc::pollfd {
+        fd,
+        events: match interest {
+            Interest::Read => libc::POLLIN,
+            Interest::Write => libc::POLLOUT,
+        },
+        revents: 0,
     }
 }
+
+/// Whether [`poll`] found `entry` ready (or in error).
+pub fn is_ready(entry: &PollFd) -> bool {
+    entry.revents != 0
+}
+
+/// The descriptor of an owned [`Waitable`].
+pub fn raw(waitable: &OwnedWaitable) -> Waitable {
+    waitable.as_raw_fd()
+}
+
+/// The errors that say the process ran out of descriptors.
+pub const TOO_MANY_FILES: [i32; 2] = [libc::EMFILE, libc::ENFILE];
 
 /// Waits until one of `fds` is ready (its `revents` are filled in), or
 /// `timeout` passes (`None`: no limit). Returns how many are ready; an
 /// interrupted wait (`EINTR`) returns 0.
-pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> io::Result<usize> {
+pub fn poll(fds: &mut [PollFd], timeout: Option<Duration>) -> io::Result<usize> {
     let timeout = timeout.map_or(-1, |timeout| {
         // Round up, so a short positive timeout does not become a busy loop.
         let millis = timeout.as_nanos().div_ceil(1_000_000);

@@ -1,18 +1,9 @@
-//! Writing to the compiler: any caller writes its packet straight to the
-//! compiler's stdin, whole and in order, without ever blocking. What a full
-//! pipe does not take at once is queued, and a task on the executor writes
-//! the rest when the pipe drains; packets sent meanwhile queue behind it. A
-//! caller interrupted mid-write therefore never leaves half a packet, and a
-//! compiler that stops reading (stopped, wedged) blocks nobody.
-//!
-//! It counts the bytes it takes and writes, so that when the compiler ends,
-//! the host can tell which requests it never read (see
-//! [`Outbox::read_position`]): those run again on another compiler.
+//! The outbox on Unix (see [`super`]): non-blocking writes from the caller,
+//! and a task on the executor that writes the rest when the pipe drains.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, ErrorKind, Write};
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -22,7 +13,7 @@ use crate::fork::ForkLocal;
 
 /// What the outbox reports when writing fails (the compiler closed its
 /// input: it exited or is exiting).
-pub(crate) type OnFailure = Box<dyn Fn(io::Error) + Send + Sync>;
+use super::OnFailure;
 
 #[derive(Debug, Default)]
 struct State {
@@ -61,10 +52,10 @@ impl std::fmt::Debug for Outbox {
 
 impl Outbox {
     /// An outbox writing to `stdin`, which must be non-blocking.
-    pub(crate) fn new(stdin: OwnedFd, executor: Arc<dyn Executor>, on_failure: OnFailure) -> Self {
+    pub(crate) fn new(stdin: File, executor: Arc<dyn Executor>, on_failure: OnFailure) -> Self {
         Self {
             state: Mutex::new(State {
-                stdin: Some(ForkLocal::new(File::from(stdin))),
+                stdin: Some(ForkLocal::new(stdin)),
                 ..State::default()
             }),
             executor,
@@ -143,7 +134,9 @@ impl Outbox {
             return None;
         }
         let stdin = state.stdin.as_ref()?;
-        let watch = match self.executor.watch(stdin.as_fd(), Interest::Write) {
+        let watch = match crate::sys::waitable(stdin)
+            .and_then(|stdin| self.executor.watch(stdin, Interest::Write))
+        {
             Ok(watch) => watch,
             Err(error) => {
                 self.failed(state, error);
@@ -183,7 +176,7 @@ impl Outbox {
 fn read_position(state: &State) -> Option<u64> {
     match &state.stdin {
         Some(stdin) => {
-            let unread = crate::sys::pipe_unread(stdin.as_fd()).ok()?;
+            let unread = crate::sys::pipe_unread(stdin).ok()?;
             Some(state.written_total.saturating_sub(unread as u64))
         }
         None => state.read_when_closed,

@@ -18,18 +18,26 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
-use std::io;
-use std::os::fd::AsFd;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::HostError;
-use crate::executor::{Executor, Interest};
+use crate::executor::Executor;
+
+// What differs by OS: how the child is started and its pipes prepared, how
+// its end is described, how its stderr is read. Chosen here and nowhere else.
+#[cfg(unix)]
+#[path = "unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "windows.rs"]
+mod os;
+
+pub use os::{capture_stderr, describe_exit};
 
 /// The command that starts a compiler: the program and the arguments before
 /// `--embedded`.
@@ -79,11 +87,11 @@ pub struct SpawnedCompiler {
     /// The child process.
     pub child: Child,
     /// The compiler's stdin: where packets are written.
-    pub stdin: OwnedFd,
+    pub stdin: File,
     /// The compiler's stdout: where packets are read.
-    pub stdout: OwnedFd,
+    pub stdout: File,
     /// The compiler's stderr.
-    pub stderr: OwnedFd,
+    pub stderr: File,
 }
 
 /// Starts the compiler in embedded mode.
@@ -103,70 +111,30 @@ pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
         .args(&command.args)
         .arg("--embedded")
         .current_dir(command.working_directory())
-        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    crate::sys::die_with_parent(&mut builder);
-    let mut child = builder.spawn().map_err(|error| HostError::Spawn {
+    os::configure(&mut builder);
+    let failed = |error: std::io::Error| HostError::Spawn {
         command: command.to_string(),
         errno: error.raw_os_error(),
         message: error.to_string(),
-    })?;
-    // The three pipes were requested above, so they are present. The host's
-    // ends never block a caller.
-    let stdin: OwnedFd = child.stdin.take().expect("stdin is piped").into();
-    let stdout: OwnedFd = child.stdout.take().expect("stdout is piped").into();
-    let stderr: OwnedFd = child.stderr.take().expect("stderr is piped").into();
-    for fd in [&stdin, &stdout, &stderr] {
-        if let Err(error) = crate::sys::set_nonblocking(std::os::fd::AsFd::as_fd(fd)) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(HostError::Spawn {
-                command: command.to_string(),
-                errno: error.raw_os_error(),
-                message: error.to_string(),
-            });
-        }
+    };
+    let mut child = builder.spawn().map_err(failed)?;
+    // The three pipes were requested above, so they are present.
+    let stdin = os::file(child.stdin.take().expect("stdin is piped"));
+    let stdout = os::file(child.stdout.take().expect("stdout is piped"));
+    let stderr = os::file(child.stderr.take().expect("stderr is piped"));
+    if let Err(error) = os::prepare(&child, [&stdin, &stdout, &stderr]) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(failed(error));
     }
     Ok(SpawnedCompiler {
         child,
         stdin,
         stdout,
         stderr,
-    })
-}
-
-/// Describes how a process ended, for error messages: "exited with status 1",
-/// "was killed by signal 9 (SIGKILL)".
-pub fn describe_exit(status: ExitStatus) -> String {
-    if let Some(code) = status.code() {
-        format!("exited with status {code}")
-    } else if let Some(signal) = status.signal() {
-        match signal_name(signal) {
-            Some(name) => format!("was killed by signal {signal} ({name})"),
-            None => format!("was killed by signal {signal}"),
-        }
-    } else {
-        format!("ended ({status})")
-    }
-}
-
-/// The name of the signals a compiler is likely to die of.
-fn signal_name(signal: i32) -> Option<&'static str> {
-    Some(match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        _ => return None,
     })
 }
 
@@ -237,31 +205,6 @@ impl StderrTail {
     }
 }
 
-/// Reads `stderr` (non-blocking) until it closes, keeping its tail in
-/// `tail`.
-pub async fn capture_stderr(
-    executor: &dyn Executor,
-    stderr: OwnedFd,
-    tail: &Mutex<StderrTail>,
-) -> io::Result<()> {
-    use std::io::Read;
-
-    let pipe = crate::fork::ForkLocal::new(std::fs::File::from(stderr));
-    let watch = executor.watch(pipe.as_fd(), Interest::Read)?;
-    let mut buf = vec![0u8; 8192];
-    loop {
-        match (&*pipe).read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => lock(tail).push(&buf[..n]),
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                crate::executor::ready(&*watch).await?;
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-}
-
 /// A running compiler: the child, its command line and the tail of its
 /// stderr. Knows how to wait for its end, asynchronously (on the executor)
 /// or blocking (on a caller's thread), and how to describe it.
@@ -316,7 +259,7 @@ impl CompilerProcess {
     /// How the compiler ended, if it has.
     pub fn try_ending(&self) -> Option<Ending> {
         match lock(&self.child).try_wait() {
-            Ok(Some(status)) => Some((describe_exit(status), status.signal().is_some())),
+            Ok(Some(status)) => Some((describe_exit(status), os::by_signal(status))),
             Ok(None) => None,
             Err(error) => Some((format!("could not be waited for ({error})"), false)),
         }
@@ -393,22 +336,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn describes_exits_and_signals() {
-        assert_eq!(
-            describe_exit(ExitStatus::from_raw(1 << 8)),
-            "exited with status 1"
-        );
-        assert_eq!(
-            describe_exit(ExitStatus::from_raw(libc::SIGKILL)),
-            format!("was killed by signal {} (SIGKILL)", libc::SIGKILL)
-        );
-        assert_eq!(
-            describe_exit(ExitStatus::from_raw(libc::SIGSEGV)),
-            format!("was killed by signal {} (SIGSEGV)", libc::SIGSEGV)
-        );
-    }
-
-    #[test]
     fn stderr_tail_keeps_the_last_lines_within_bounds() {
         let mut tail = StderrTail::default();
         tail.push(b"first\nsec");
@@ -432,9 +359,13 @@ mod tests {
     fn spawn_failure_names_the_command() {
         let command = CompilerCommand::new("/nonexistent/sass");
         let error = spawn(&command).unwrap_err();
-        assert_eq!(
-            error.kind(),
-            crate::error::HostErrorKind::System(Some(libc::ENOENT))
+        // ENOENT on Unix, ERROR_FILE_NOT_FOUND or ERROR_PATH_NOT_FOUND on Windows.
+        assert!(
+            matches!(
+                error.kind(),
+                crate::error::HostErrorKind::System(Some(2 | 3))
+            ),
+            "{error:?}"
         );
         assert!(
             error.to_string().contains("/nonexistent/sass --embedded"),
