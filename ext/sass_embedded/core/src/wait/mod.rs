@@ -206,6 +206,28 @@ impl Kick {
     }
 }
 
+/// Reads a non-blocking bell's read end until it is empty; whether anything
+/// was there (the pipe and socket bells' `take`).
+#[cfg_attr(
+    all(
+        target_os = "linux",
+        not(feature = "portable-wait"),
+        not(feature = "reader-wait")
+    ),
+    allow(dead_code)
+)]
+fn consume(mut bell: impl std::io::Read) -> bool {
+    let mut buf = [0u8; 64];
+    let mut rung = false;
+    while let Ok(n) = bell.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        rung = true;
+    }
+    rung
+}
+
 /// Whether any of `fds` is readable within `timeout` (`None`: no limit):
 /// how a thread without Ruby waits (the tests, the raw benchmark).
 pub fn wait_readable(fds: Fds, timeout: Option<Duration>) -> std::io::Result<bool> {

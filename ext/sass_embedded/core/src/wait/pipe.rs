@@ -2,7 +2,7 @@
 //! reader-thread mechanism's on Unix.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use crate::fork::ForkLocal;
@@ -45,15 +45,7 @@ impl Bell {
     /// Silences the bell (consumes every ring so far); whether it had been
     /// rung.
     pub fn take(&self) -> bool {
-        let mut buf = [0u8; 64];
-        let mut rung = false;
-        while let Ok(n) = (&*self.read).read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            rung = true;
-        }
-        rung
+        super::consume(&*self.read)
     }
 
     /// Silences the bell.

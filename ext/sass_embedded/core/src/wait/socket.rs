@@ -1,7 +1,7 @@
 //! Bells made of loopback socket pairs (see [`super`]): Windows's, where a
 //! socket is what `WSAPoll` (and Ruby) can wait on.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::os::windows::io::{AsRawSocket, AsSocket, BorrowedSocket};
 
@@ -42,15 +42,7 @@ impl Bell {
     /// Silences the bell (consumes every ring so far); whether it had been
     /// rung.
     pub fn take(&self) -> bool {
-        let mut buf = [0u8; 64];
-        let mut rung = false;
-        while let Ok(n) = (&self.read).read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            rung = true;
-        }
-        rung
+        super::consume(&self.read)
     }
 
     /// Silences the bell.
