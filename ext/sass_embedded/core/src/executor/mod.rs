@@ -254,7 +254,14 @@ mod tests {
     fn wakes_a_task_when_its_descriptor_is_ready() {
         each_executor(|executor| {
             let bell = Arc::new(Bell::new().unwrap());
-            let watch = executor.watch(bell.as_fd(), Interest::Read).unwrap();
+            let watch = match executor.watch(bell.as_fd(), Interest::Read) {
+                Ok(watch) => watch,
+                // Tokio watches nothing on Windows, where nothing needs it
+                // (threads use the compiler's pipes); the built-in executor
+                // watches sockets there.
+                Err(error) if cfg!(windows) && error.kind() == io::ErrorKind::Unsupported => return,
+                Err(error) => panic!("{error}"),
+            };
             let (sender, receiver) = std::sync::mpsc::channel();
             let bell2 = bell.clone();
             executor.spawn(Box::pin(async move {
