@@ -28,7 +28,9 @@ module SassEmbeddedPlatforms
       Platform.new(name: 'targets', task: 'check:targets', roots: [SassEmbeddedRubies::TARGETS_ROOT], limit: 1800),
       Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400),
       Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600),
-      Platform.new(name: 'darwin', task: 'native:darwin', roots: [SassEmbeddedRubies::DARWIN], limit: 5400)
+      Platform.new(name: 'darwin', task: 'native:darwin', roots: [SassEmbeddedRubies::DARWIN], limit: 5400),
+      Platform.new(name: 'windows', task: 'test:windows_core',
+                   roots: [SassEmbeddedRubies::WINDOWS_BUILD, SassEmbeddedRubies::WINE], limit: 3600)
     ]
   end
 
@@ -54,7 +56,9 @@ module SassEmbeddedPlatforms
     return "#{checked.size} targets clean" unless checked.empty?
 
     gems = output.scan(/^(\S+\.gem): checked /).flatten
-    gems.empty? ? 'no counts' : "#{gems.size} gems built and checked"
+    return "#{gems.size} gems built and checked" unless gems.empty?
+
+    output[/^\d+ test binaries: .*? ignored/] || 'no counts'
   end
 
   def call

@@ -1,14 +1,136 @@
 # frozen_string_literal: true
 
+require 'digest'
+require 'fileutils'
+require 'shellwords'
+
 module SassEmbeddedRubies
   # rake test:windows_core: the Ruby-free core's tests built for Windows
   # (x86_64-pc-windows-gnu) in a Debian sid root, with sid's rustc, std from
-  # its rust-src and mingw-w64's UCRT toolchain as the linker, then run under
-  # Wine 10 in a Debian trixie root (bookworm's Wine 8 lacks
-  # bcryptprimitives.dll, which Rust's std imports).
+  # its rust-src and mingw-w64's UCRT toolchain as the linker, then every test
+  # binary run under Wine 10 in a Debian trixie root (bookworm's Wine 8 lacks
+  # bcryptprimitives.dll, which Rust's std imports), against the Windows
+  # compiler (`dart.exe` and its snapshot): spawning, pipes, the reader and
+  # writer threads, socket bells, killing the compiler, all through Windows
+  # APIs as Wine implements them.
   WINDOWS_BUILD = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'windows',
                            packages: %w[ruby3.3 rustc cargo rust-src gcc-mingw-w64-ucrt64 binutils-mingw-w64-x86-64],
                            label: "Debian sid's Rust for Windows")
   WINE = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], purpose: 'wine',
                   packages: %w[ruby3.3 wine64 wine], label: "Debian trixie's Wine 10")
+
+  # The steps of rake test:windows_core around the runs in the roots.
+  module WindowsCore
+    TARGET = 'x86_64-pc-windows-gnu'
+    # The Windows compiler package, checked against npm's integrity for it
+    # (compiler_integrity.json records the packages of the gems built, and
+    # there is no Windows gem yet).
+    COMPILER = 'sass-embedded-win32-x64'
+    COMPILER_INTEGRITY = 'sha512-nY9vFO9eM03o00I6bAGE/NkSDfBuIdB3tRuRyzw9jC5syYQunnCZ1GduBNDTOQlYncoNz0JQQNTe79Dy' \
+                         'jqeChg=='
+    # The Wine prefix, made once in the Wine root (wineboot: seconds).
+    WINEPREFIX = '/opt/sass-embedded-wine'
+
+    module_function
+
+    def call(checkout)
+      SassEmbeddedRubies.prepare([WINDOWS_BUILD, WINE])
+      work = File.join(checkout, 'tmp', 'windows')
+      compiler = compiler(work)
+      puts "\n== test:windows_core: the core's tests for #{TARGET} (root #{Roots.path(WINDOWS_BUILD)})"
+      build = SassEmbeddedRubies.run(WINDOWS_BUILD, build_script, {}, limit: ENV.fetch('SASS_WINDOWS_TIMEOUT', '3600'))
+      binaries = build.output.scan(/^windows test binary: (\S+)$/).flatten
+      abort "test:windows_core: the build failed (#{build.place})" unless build.success? && !binaries.empty?
+
+      puts "\n== test:windows_core: #{binaries.size} test binaries under Wine (root #{Roots.path(WINE)})"
+      run = SassEmbeddedRubies.run(WINE, wine_script(binaries, work), wine_environment(compiler),
+                                   limit: ENV.fetch('SASS_WINDOWS_TIMEOUT', '3600'))
+      summarize(binaries, run, build)
+    end
+
+    # The Windows compiler, unpacked in +work+ once its archive (fetched with
+    # npm pack, kept) has npm's integrity; its directory as Windows sees it.
+    def compiler(work)
+      FileUtils.mkdir_p(work)
+      archive = File.join(work, "#{COMPILER}-#{Sass::Embedded::VERSION}.tgz")
+      unless File.file?(archive) && SassEmbeddedBuild::CompilerIntegrity.of(archive) == COMPILER_INTEGRITY
+        fetched = SassEmbeddedBuild::CompilerPackage.fetch("#{COMPILER}@#{Sass::Embedded::VERSION}", work)
+        File.rename(fetched, archive) unless fetched == archive
+      end
+      actual = SassEmbeddedBuild::CompilerIntegrity.of(archive)
+      raise "#{archive}: #{actual}, not npm's #{COMPILER_INTEGRITY}" unless actual == COMPILER_INTEGRITY
+
+      unpacked = File.join(work, 'compiler')
+      FileUtils.rm_rf(unpacked)
+      FileUtils.mkdir_p(unpacked)
+      system('tar', '-xzf', archive, '-C', unpacked, exception: true)
+      "Z:#{File.join(unpacked, 'package', 'dart-sass', 'src').tr('/', '\\')}"
+    end
+
+    # In the sid root: the test binaries, linked by mingw-w64's UCRT gcc;
+    # prints each one's path.
+    def build_script
+      <<~'SH'.tr("\n", ';')
+        set -e
+        rustc --version
+        export RUSTC_BOOTSTRAP=1 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32ucrt-gcc
+        mkdir -p target/windows
+        started=$(date +%s)
+        cargo test --locked -p sass-embedded-core --no-run -Zbuild-std=std,panic_unwind --target x86_64-pc-windows-gnu --target-dir target/windows --message-format=json > target/windows/tests.json
+        echo "windows: built in $(( $(date +%s) - started )) s"
+        ruby3.3 -rjson -ne 'j = (JSON.parse($_) rescue next); puts "windows test binary: #{j["executable"]}" if j["reason"] == "compiler-artifact" && j.dig("profile", "test") && j["executable"]' target/windows/tests.json
+      SH
+    end
+
+    def wine_environment(compiler)
+      { 'SASS_EMBEDDED_COMPILER' => "#{compiler}\\dart.exe",
+        'SASS_EMBEDDED_COMPILER_ARGS' => "#{compiler}\\sass.snapshot" }
+    end
+
+    # In the Wine root: one persistent wineserver for the run, and each test
+    # in a process of its own, in the package's directory, as cargo-nextest
+    # runs them on Linux (the tests count process-wide things: spins,
+    # threads). Output goes to a file first (Wine's services inherit the
+    # output of the program that started them, and would hold a pipe open),
+    # then is printed.
+    def wine_script(binaries, work)
+      runs = binaries.map do |binary|
+        name = File.basename(binary, '.exe')
+        list = File.join(work, "#{name}.list")
+        output = File.join(work, "#{name}.txt")
+        "started=$(date +%s); wine #{binary.shellescape} --list --format terse </dev/null " \
+          ">#{list.shellescape}.raw 2>/dev/null; sed -n 's/: test\\r\\{0,1\\}$//p' #{list.shellescape}.raw " \
+          "> #{list.shellescape}; : > #{output.shellescape}; while IFS= read -r test; do timeout -k 10 300 " \
+          "wine #{binary.shellescape} --exact \"$test\" --test-threads=1 </dev/null >>#{output.shellescape} 2>&1 " \
+          "|| { failed=1; echo \"windows: FAILED $test\"; }; done < #{list.shellescape}; " \
+          "grep -v '^$' #{output.shellescape} | grep -v '^running 1 test' | " \
+          "grep -v '^executor '; echo \"windows: #{name}: $(wc -l < #{list.shellescape}) tests in " \
+          '$(( $(date +%s) - started )) s"'
+      end
+      [
+        "export WINEPREFIX=#{WINEPREFIX} WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' WINEARCH=win64 " \
+        'XDG_RUNTIME_DIR=/tmp',
+        'unset DISPLAY', 'wine --version', 'failed=0',
+        "[ -f #{WINEPREFIX}/system.reg ] || timeout 300 wine wineboot -i >/dev/null 2>&1 </dev/null",
+        'wineserver -p >/dev/null 2>&1 </dev/null',
+        'cd ext/sass_embedded/core',
+        *runs,
+        'wineserver -k', 'exit $failed'
+      ].join('; ')
+    end
+
+    def summarize(binaries, run, build)
+      totals = run.output.scan(/^test result: \S+ (\d+) passed; (\d+) failed; (\d+) ignored/)
+                  .map { |line| line.map { |count| Integer(count) } }.transpose.map(&:sum)
+      passed, failed, ignored = totals.empty? ? [0, 0, 0] : totals
+      puts "\n== test:windows_core summary"
+      puts "#{binaries.size} test binaries: #{passed} passed, #{failed} failed, #{ignored} ignored under " \
+           "#{run.output[/^wine-\S+/]}; build #{SassEmbeddedRubies.duration(build.seconds)} (#{build.place}), " \
+           "Wine #{SassEmbeddedRubies.duration(run.seconds)} (#{run.place})"
+      listed = run.output.scan(/^windows: \S+: (\d+) tests in/).flatten.sum { |count| Integer(count) }
+      puts "#{listed} tests listed, each run in a process of its own"
+      abort 'test:windows_core failed' unless run.success? && failed.zero? && passed + ignored == listed &&
+                                              listed.positive?
+    end
+  end
 end

@@ -539,11 +539,14 @@ in_every_setup! {
 
 #[test]
 fn a_relative_compiler_path_is_resolved_against_the_working_directory() {
-    // The compiler runs in `/`, but the path is the caller's.
-    let host = Host::new(HostConfig::new(CompilerCommand::new(
-        "tests/fixtures/exit-3",
-    )))
-    .unwrap();
+    // The compiler runs in `/`, but the path is the caller's. (A batch file
+    // on Windows, whose cmd.exe wants backslashes; a shell script elsewhere.)
+    let fixture = if cfg!(windows) {
+        "tests\\fixtures\\exit-3.cmd"
+    } else {
+        "tests/fixtures/exit-3"
+    };
+    let host = Host::new(HostConfig::new(CompilerCommand::new(fixture))).unwrap();
     // Whether the compiler's end is known before the compilation registers
     // or after, the compile fails with how the compiler ended.
     let error = match host.compile(&request("a {}", &[]), false, &Waker::native()) {
