@@ -111,7 +111,9 @@ module SassEmbeddedRubies
         "export WINEPREFIX=#{WINEPREFIX} WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' WINEARCH=win64 " \
         'XDG_RUNTIME_DIR=/tmp',
         'unset DISPLAY', 'wine --version', 'failed=0',
-        "[ -f #{WINEPREFIX}/system.reg ] || timeout 300 wine wineboot -i >/dev/null 2>&1 </dev/null",
+        # A new prefix: wineboot's own processes finish before any test runs.
+        "[ -f #{WINEPREFIX}/system.reg ] || { timeout 300 wine wineboot -i >/dev/null 2>&1 </dev/null; " \
+        'timeout 300 wineserver -w; }',
         'wineserver -p >/dev/null 2>&1 </dev/null',
         'cd ext/sass_embedded/core',
         *runs,
