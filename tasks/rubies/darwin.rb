@@ -62,7 +62,9 @@ module SassEmbeddedRubies
       FileUtils.rm_rf(out)
       FileUtils.mkdir_p(work)
       cpus = GEMS.values.map { |gem| "#{gem[:cpu]}:#{gem[:deployment_target]}" }.join(' ')
-      tarballs = RUBY_SOURCES.map { |_, (path, sha256)| verified(work, "pool/main/r/#{path}", sha256) }
+      tarballs = RUBY_SOURCES.map do |_, (path, sha256)|
+        Mirror.file("pool/main/r/#{path}", sha256, File.join(work, File.basename(path)))
+      end
       script = ['sh', 'tasks/rubies/darwin/build.sh', PREFIX, zig_wheel(work), out, cpus, *tarballs].shelljoin
       puts "\n== native:darwin: #{GEMS.keys.join(', ')} for Ruby #{MINORS.join(', ')} (root #{Roots.path(DARWIN)})"
       run = SassEmbeddedRubies.run(DARWIN, script, {}, limit: ENV.fetch('SASS_DARWIN_TIMEOUT', '5400'))
@@ -90,22 +92,6 @@ module SassEmbeddedRubies
       File.rename(fetched, path)
       FileUtils.rm_rf(download)
       path
-    end
-
-    # The file at +path+ on the Debian mirror, kept in +work+ once its
-    # SHA-256 is +sha256+.
-    def verified(work, path, sha256)
-      kept = File.join(work, File.basename(path))
-      return kept if File.file?(kept) && Digest::SHA256.file(kept).hexdigest == sha256
-
-      url = "#{Roots.mirror}/#{path}"
-      system('curl', '--fail', '--silent', '--show-error', '--location', '--output', "#{kept}.part", url,
-             exception: true)
-      digest = Digest::SHA256.file("#{kept}.part").hexdigest
-      raise "#{url}: SHA-256 #{digest}, not the pinned #{sha256}" unless digest == sha256
-
-      File.rename("#{kept}.part", kept)
-      kept
     end
 
     # Packs +platform+'s gem from a stage holding its bundles and compiler,

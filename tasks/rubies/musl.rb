@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require 'digest'
-require 'fileutils'
 require 'open3'
 
 module SassEmbeddedRubies
@@ -55,20 +53,8 @@ module SassEmbeddedRubies
     # OpenSSL's tarball in +copy+'s tmp/ (kept there), fetched from the
     # Debian mirror and verified.
     def openssl_tarball(copy)
-      path = File.join(copy, 'tmp', 'musl-sources', "openssl-#{OPENSSL_VERSION}.tar.gz")
-      return path if File.file?(path) && Digest::SHA256.file(path).hexdigest == OPENSSL_SHA256
-
-      url = "#{Roots.mirror}/pool/main/o/openssl/openssl_#{OPENSSL_VERSION}.orig.tar.gz"
-      FileUtils.mkdir_p(File.dirname(path))
-      system('curl', '--fail', '--silent', '--show-error', '--location', '--output', "#{path}.part", url,
-             exception: true)
-      digest = Digest::SHA256.file("#{path}.part").hexdigest
-      unless digest == OPENSSL_SHA256
-        raise "#{url}: SHA-256 #{digest}, not OpenSSL #{OPENSSL_VERSION}'s #{OPENSSL_SHA256}"
-      end
-
-      File.rename("#{path}.part", path)
-      path
+      Mirror.file("pool/main/o/openssl/openssl_#{OPENSSL_VERSION}.orig.tar.gz", OPENSSL_SHA256,
+                  File.join(copy, 'tmp', 'musl-sources', "openssl-#{OPENSSL_VERSION}.tar.gz"))
     end
 
     # In the root: the toolchain (cached), then under the musl Ruby the

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'digest'
 require 'fileutils'
 require 'json'
 require 'shellwords'
@@ -149,6 +150,28 @@ module SassEmbeddedRubies
           roots.each { |root| delete_root(root) }
         end
       end
+    end
+  end
+
+  # Files fetched from the Debian mirror for a platform's build (sources
+  # Debian's indexes no longer name), each pinned to its SHA-256.
+  module Mirror
+    module_function
+
+    # The file at +path+ on the Debian mirror, kept at +kept+ once its
+    # SHA-256 is +sha256+ (fetched again otherwise); +kept+.
+    def file(path, sha256, kept)
+      return kept if File.file?(kept) && Digest::SHA256.file(kept).hexdigest == sha256
+
+      url = "#{Roots.mirror}/#{path}"
+      FileUtils.mkdir_p(File.dirname(kept))
+      system('curl', '--fail', '--silent', '--show-error', '--location', '--output', "#{kept}.part", url,
+             exception: true)
+      digest = Digest::SHA256.file("#{kept}.part").hexdigest
+      raise "#{url}: SHA-256 #{digest}, not the pinned #{sha256}" unless digest == sha256
+
+      File.rename("#{kept}.part", kept)
+      kept
     end
   end
 end
