@@ -16,8 +16,45 @@ module SassEmbeddedRubies
   WINDOWS_BUILD = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'windows',
                            packages: %w[ruby3.3 rustc cargo rust-src gcc-mingw-w64-ucrt64 binutils-mingw-w64-x86-64],
                            label: "Debian sid's Rust for Windows")
-  WINE = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], purpose: 'wine',
-                  packages: %w[ruby3.3 wine64 wine], label: "Debian trixie's Wine 10")
+  # Trixie: Wine 10, and the toolchain the Windows Ruby is cross-built with
+  # (tasks/rubies/windows/ruby.sh): mingw-w64's UCRT gcc 14 (sid's 16 does
+  # not build Ruby 3.3), the Ruby's sources and its baseruby.
+  WINE = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], purpose: 'wine', deb_src: %w[trixie],
+                  packages: %w[ruby3.3 wine64 wine gcc-mingw-w64-ucrt64 mingw-w64-ucrt64-dev
+                               binutils-mingw-w64-x86-64 make xz-utils dpkg-dev],
+                  label: "Debian trixie's Wine 10")
+
+  # The Windows Ruby (x64-mingw-ucrt, 3.3), cross-built once in the Wine
+  # root and cached there (tasks/rubies/windows/ruby.sh), then copied into
+  # the checkout's tmp/windows/ruby, where the extension's build (in the
+  # sid root) reads its headers, import library and RbConfig, and Wine runs
+  # it.
+  module WindowsRuby
+    # Where the Wine root keeps it.
+    PREFIX = '/opt/sass-embedded-windows-ruby'
+
+    module_function
+
+    # Makes (or finds) the Ruby; its copy in +checkout+.
+    def call(checkout)
+      SassEmbeddedRubies.prepare([WINE])
+      puts "\n== the Windows Ruby (root #{Roots.path(WINE)})"
+      run = SassEmbeddedRubies.run(WINE, "sh tasks/rubies/windows/ruby.sh #{PREFIX}", {},
+                                   limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
+      abort "the Windows Ruby was not made (#{run.place})" unless run.success?
+
+      made = File.join(Roots.path(WINE), PREFIX, 'ruby')
+      copy = File.join(checkout, 'tmp', 'windows', 'ruby')
+      stamp = File.join(Roots.path(WINE), PREFIX, 'stamp')
+      unless File.file?(File.join(copy, 'stamp')) && File.read(File.join(copy, 'stamp')) == File.read(stamp)
+        FileUtils.rm_rf(copy)
+        FileUtils.mkdir_p(File.dirname(copy))
+        FileUtils.cp_r(made, copy)
+        FileUtils.cp(stamp, File.join(copy, 'stamp'))
+      end
+      copy
+    end
+  end
 
   # The steps of rake test:windows_core around the runs in the roots.
   module WindowsCore

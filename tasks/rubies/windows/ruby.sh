@@ -1,0 +1,116 @@
+#!/bin/sh
+# Run inside the Wine root (Debian trixie) by rake test:windows: makes, once,
+# a Windows Ruby under $PREFIX/ruby, remade only when this script changes
+# (its checksum is the stamp), as RubyInstaller's Rubies are: x64-mingw-ucrt.
+#
+# - Cross-built with mingw-w64's UCRT toolchain (gcc-mingw-w64-ucrt64), the
+#   C runtime RubyInstaller's Rubies (and so the gems built for them) use
+#   since Ruby 3.1. Ruby's configure knows the host only as
+#   x86_64-w64-mingw32 (its config.sub predates "mingw32ucrt"), so the UCRT
+#   tools are put first on PATH under that prefix; configure then finds the
+#   UCRT in what it links and names the arch x64-mingw-ucrt.
+# - Trixie's toolchain (GCC 14, mingw-w64 12): sid's (GCC 16, mingw-w64 14)
+#   does not build Ruby 3.3 (C23 ANYARGS, clock_gettime redefined).
+# - Debian's ruby3.3 upstream tarball, its zlib and libyaml built static
+#   with the same toolchain (RubyGems needs zlib to unpack a gem and psych
+#   to read its specification); the root's own Ruby 3.3 is the baseruby.
+# - No bundled gems: the tarball does not carry their .gem files and
+#   `make install` would download them. minitest and rake for the suite are
+#   the root's own Debian packages (pure Ruby, read through GEM_PATH).
+# - The toolchain's DLLs that Ruby's binaries import (libssp-0.dll: without
+#   it ruby.exe exits 53 with no output) are copied beside ruby.exe.
+#
+# Usage: ruby.sh PREFIX (prints "windows ruby: ..." lines).
+set -eu
+PREFIX=$1
+stamp=$(sha256sum < "$0" | cut -d' ' -f1)
+if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
+  echo "windows ruby: cached in $PREFIX/ruby ($(cat "$PREFIX/version"))"
+  exit 0
+fi
+rm -rf "$PREFIX"
+mkdir -p "$PREFIX/src" "$PREFIX/deps/lib" "$PREFIX/deps/include" "$PREFIX/tools"
+started=$(date +%s)
+timed() { s=$(date +%s); "$@"; echo "windows ruby: $1 in $(( $(date +%s) - s )) s"; }
+jobs=$(nproc)
+triple=x86_64-w64-mingw32
+for tool in /usr/bin/"$triple"ucrt-*; do
+  ln -s "$tool" "$PREFIX/tools/$(basename "$tool" | sed "s/^${triple}ucrt-/$triple-/")"
+done
+export PATH="$PREFIX/tools:$PATH"
+
+sources() {
+  cd "$PREFIX/src"
+  apt-get update -qq
+  apt-get source --download-only ruby3.3 zlib libyaml > apt-source.log 2>&1 || true
+  for package in zlib libyaml ruby3.3; do
+    archive=$(ls "$package"_*.orig.tar.* 2>/dev/null | head -1)
+    [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
+    tar xf "$archive"
+  done
+}
+
+zlib() {
+  cd "$PREFIX"/src/zlib-*/
+  make -f win32/Makefile.gcc PREFIX="$triple-" libz.a > build.log 2>&1 || { tail -30 build.log; exit 1; }
+  cp libz.a "$PREFIX/deps/lib/" && cp zlib.h zconf.h "$PREFIX/deps/include/"
+}
+
+# libyaml's upstream tarball has no configure: its sources are compiled
+# directly, static (YAML_DECLARE_STATIC, also given to Ruby's psych).
+libyaml() {
+  cd "$PREFIX"/src/libyaml-*/
+  for file in src/*.c; do
+    "$triple-gcc" -O2 -Iinclude -DYAML_DECLARE_STATIC -DYAML_VERSION_MAJOR=0 -DYAML_VERSION_MINOR=2 \
+      -DYAML_VERSION_PATCH=5 '-DYAML_VERSION_STRING="0.2.5"' -c "$file" -o "${file%.c}.o"
+  done
+  "$triple-ar" rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
+}
+
+ruby() {
+  source=$(ls -d "$PREFIX"/src/ruby-3.3.*/)
+  printf '# none: see tasks/rubies/windows/ruby.sh\n' > "$source/gems/bundled_gems"
+  mkdir -p "$PREFIX/build" && cd "$PREFIX/build"
+  "$source/configure" --host=$triple --target=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/ruby" \
+    --enable-shared --disable-install-doc --disable-yjit --with-baseruby=/usr/bin/ruby3.3 \
+    --with-opt-dir="$PREFIX/deps" CPPFLAGS=-DYAML_DECLARE_STATIC LDFLAGS="-pipe -s" > configure.log 2>&1 ||
+    { tail -30 configure.log; exit 1; }
+  arch=$(sed -n 's/^arch = //p' Makefile)
+  if [ "$arch" != x64-mingw-ucrt ]; then
+    grep -n 'msvcrt\|ucrt' configure.log config.log | tail -20
+    echo "windows ruby: configure made arch '$arch', not x64-mingw-ucrt: the UCRT toolchain was not taken"; exit 1
+  fi
+  make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
+  make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
+  for log in ext/*/mkmf.log ext/*/*/mkmf.log; do
+    [ -f "$log" ] || continue
+    grep -q 'Failed\|failed' "$log" 2>/dev/null && echo "windows ruby: see $PREFIX/build/$log"
+  done
+  grep -h 'Failed to configure\|failed to build\|skipped' make.log | sed 's/^/windows ruby: /' || true
+}
+
+# Every DLL the Ruby's binaries import that the toolchain has (and Windows
+# has not), copied beside ruby.exe.
+runtime_dlls() {
+  bin="$PREFIX/ruby/bin"
+  imported=$(find "$PREFIX/ruby" -name '*.exe' -o -name '*.dll' -o -name '*.so' | while read -r binary; do
+    "$triple-objdump" -p "$binary" | sed -n 's/^\s*DLL Name: //p'; done | sort -u)
+  for dll in $imported; do
+    [ -f "$bin/$dll" ] && continue
+    found=$(find /usr/lib/gcc/"$triple"ucrt /usr/"$triple"ucrt -iname "$dll" 2>/dev/null | head -1)
+    [ -n "$found" ] && cp "$found" "$bin/" && echo "windows ruby: $dll from $found"
+  done
+  if "$triple-objdump" -p "$bin/ruby.exe" "$bin"/*ruby*.dll | grep -qi 'DLL Name: msvcrt.dll'; then
+    echo "windows ruby: ruby imports msvcrt.dll, not the UCRT"; exit 1
+  fi
+}
+
+timed sources
+timed zlib
+timed libyaml
+timed ruby
+timed runtime_dlls
+/usr/bin/ruby3.3 -I"$(ls -d "$PREFIX"/ruby/lib/ruby/3.3.0/x64-mingw-ucrt)" -rrbconfig \
+  -e 'print RbConfig::CONFIG.values_at("RUBY_PROGRAM_VERSION", "arch", "LIBRUBY_SO").join(" ")' > "$PREFIX/version"
+echo "$stamp" > "$PREFIX/stamp"
+echo "windows ruby: made in $PREFIX/ruby in $(( $(date +%s) - started )) s ($(cat "$PREFIX/version"))"
