@@ -50,14 +50,15 @@ sources() {
   done
 }
 
+# Debian's zlib tarball has no win32/ makefile, and libyaml's has no
+# configure: both libraries' sources are compiled directly, static
+# (YAML_DECLARE_STATIC, also given to Ruby's psych).
 zlib() {
   cd "$PREFIX"/src/zlib-*/
-  make -f win32/Makefile.gcc PREFIX="$triple-" libz.a > build.log 2>&1 || { tail -30 build.log; exit 1; }
-  cp libz.a "$PREFIX/deps/lib/" && cp zlib.h zconf.h "$PREFIX/deps/include/"
+  for file in *.c; do "$triple-gcc" -O2 -c "$file" -o "${file%.c}.o"; done
+  "$triple-ar" rcs "$PREFIX/deps/lib/libz.a" ./*.o && cp zlib.h zconf.h "$PREFIX/deps/include/"
 }
 
-# libyaml's upstream tarball has no configure: its sources are compiled
-# directly, static (YAML_DECLARE_STATIC, also given to Ruby's psych).
 libyaml() {
   cd "$PREFIX"/src/libyaml-*/
   for file in src/*.c; do
