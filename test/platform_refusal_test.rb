@@ -4,8 +4,8 @@ require_relative 'test_helper'
 require 'open3'
 require 'rbconfig'
 
-# Installing the source gem where the host cannot run (Windows, JRuby,
-# TruffleRuby) stops at once with one sentence naming the platform and what
+# Installing the source gem where the host cannot run (JRuby, TruffleRuby,
+# Windows but on x64 with MinGW's toolchain) stops at once with one sentence naming the platform and what
 # works instead. Each case is a real `gem install --local` of the source gem,
 # with the platform faked inside extconf.rb only (RUBYOPT loads a file that
 # changes RUBY_ENGINE or RbConfig when the running script is extconf.rb).
@@ -15,13 +15,19 @@ class PlatformRefusalTest < Minitest::Test
   FAKES = {
     'jruby' => "Object.send(:remove_const, :RUBY_ENGINE)\nRUBY_ENGINE = 'jruby'",
     'truffleruby' => "Object.send(:remove_const, :RUBY_ENGINE)\nRUBY_ENGINE = 'truffleruby'",
-    'windows' => "RbConfig::CONFIG['host_os'] = 'mingw32'"
+    'windows_arm64' => "RbConfig::CONFIG['host_os'] = 'mingw32'\nRbConfig::CONFIG['host_cpu'] = 'aarch64'",
+    'windows_x86' => "RbConfig::CONFIG['host_os'] = 'mingw32'\nRbConfig::CONFIG['host_cpu'] = 'i686'",
+    'mswin' => "RbConfig::CONFIG['host_os'] = 'mswin64_140'",
+    'cygwin' => "RbConfig::CONFIG['host_os'] = 'cygwin'"
   }.freeze
 
   SENTENCES = {
     'jruby' => /\Asass-embedded does not support JRuby: .*; use CRuby 3\.1 or newer\.\z/,
     'truffleruby' => /\Asass-embedded does not support TruffleRuby: .*; use CRuby 3\.1 or newer\.\z/,
-    'windows' => /\Asass-embedded does not support Windows \(mingw32\): .*; use it under WSL 2, .*\.\z/
+    'windows_arm64' => /\Asass-embedded does not support Windows on aarch64: .*; use RubyInstaller's x64 Ruby .*\.\z/,
+    'windows_x86' => /\Asass-embedded does not support Windows on i686: .*; use RubyInstaller's x64 Ruby .*\.\z/,
+    'mswin' => /\Asass-embedded does not support a Ruby built with Visual C\+\+ \(mswin64_140\): .*\.\z/,
+    'cygwin' => /\Asass-embedded does not support Cygwin \(cygwin\): .*; use RubyInstaller's x64 Ruby, or WSL 2\.\z/
   }.freeze
 
   def self.source_gem

@@ -130,13 +130,14 @@ module SassEmbeddedBuild
 
     # The platforms (+<os>-<cpu>+) the gem knows a package for; the integrity
     # file records each of them.
-    PLATFORMS = %w[linux-x64 linux-arm64 linux-musl-x64 linux-musl-arm64 darwin-x64 darwin-arm64].freeze
+    PLATFORMS = %w[linux-x64 linux-arm64 linux-musl-x64 linux-musl-arm64 darwin-x64 darwin-arm64 win32-x64].freeze
 
     # The RubyGems platform of the platform gem that carries each package.
     GEM_PLATFORMS = {
       'linux-x64' => 'x86_64-linux', 'linux-arm64' => 'aarch64-linux',
       'linux-musl-x64' => 'x86_64-linux-musl', 'linux-musl-arm64' => 'aarch64-linux-musl',
-      'darwin-x64' => 'x86_64-darwin', 'darwin-arm64' => 'arm64-darwin'
+      'darwin-x64' => 'x86_64-darwin', 'darwin-arm64' => 'arm64-darwin',
+      'win32-x64' => 'x64-mingw-ucrt'
     }.freeze
 
     module_function
@@ -146,6 +147,7 @@ module SassEmbeddedBuild
       os = case host_os
            when /linux/ then musl ? 'linux-musl' : 'linux'
            when /darwin/ then 'darwin'
+           when /mswin|mingw/ then 'win32'
            else raise "sass-embedded has no Dart Sass package for #{host_os}; set SASS_EMBEDDED_COMPILER"
            end
       cpu = case host_cpu
@@ -311,9 +313,11 @@ module SassEmbeddedBuild
       unless found == [package, version]
         raise "the archive is not #{package}@#{version} (its package.json says #{found.compact.join('@')})"
       end
-      return if File.file?(File.join(root, 'dart-sass', 'sass'))
 
-      raise "#{package}@#{version} has no dart-sass/sass: not a Dart Sass compiler package"
+      script = package.include?('-win32-') ? 'sass.bat' : 'sass'
+      return if File.file?(File.join(root, 'dart-sass', script))
+
+      raise "#{package}@#{version} has no dart-sass/#{script}: not a Dart Sass compiler package"
     end
 
     # Moves +staged+ to +directory+, the previous +directory+ (if any) aside to

@@ -16,7 +16,7 @@ module SassEmbeddedBuild
     module_function
 
     # @return [String, nil] why this Ruby cannot have the gem, or nil
-    def refusal(engine: RUBY_ENGINE, host_os: RbConfig::CONFIG['host_os'])
+    def refusal(engine: RUBY_ENGINE, host_os: RbConfig::CONFIG['host_os'], host_cpu: RbConfig::CONFIG['host_cpu'])
       case engine
       when 'jruby'
         'sass-embedded does not support JRuby: its host is a CRuby native extension, which the JVM cannot load; ' \
@@ -25,10 +25,25 @@ module SassEmbeddedBuild
         "sass-embedded does not support TruffleRuby: its host is built for CRuby's C API and process model; " \
         'use CRuby 3.1 or newer.'
       else
-        return unless host_os.match?(/mswin|mingw|cygwin/)
+        windows_refusal(host_os, host_cpu)
+      end
+    end
 
-        "sass-embedded does not support Windows (#{host_os}): its host is built on Unix pipes and signals; " \
-          'use it under WSL 2, where the Linux gem works.'
+    # Windows builds with the MinGW toolchain Rust's x86_64-pc-windows-gnu
+    # target uses, for x64 only: the CPU and toolchain proven (under Wine).
+    def windows_refusal(host_os, host_cpu)
+      case host_os
+      when /cygwin/
+        "sass-embedded does not support Cygwin (#{host_os}): its host is built for native Windows; " \
+        "use RubyInstaller's x64 Ruby, or WSL 2."
+      when /mswin/
+        "sass-embedded does not support a Ruby built with Visual C++ (#{host_os}): its host is built with MinGW; " \
+        "use RubyInstaller's x64 Ruby (x64-mingw-ucrt)."
+      when /mingw/
+        return if host_cpu.match?(/\A(x86_64|x64|amd64)\z/)
+
+        "sass-embedded does not support Windows on #{host_cpu}: its host is built for x64 Windows only; " \
+          "use RubyInstaller's x64 Ruby (x64-mingw-ucrt)."
       end
     end
   end
@@ -52,7 +67,7 @@ module SassEmbeddedBuild
     module_function
 
     # The libclang file names clang-sys accepts.
-    LIBCLANG = %w[libclang.so libclang.so.* libclang-*.so libclang-*.so.* libclang.dylib].freeze
+    LIBCLANG = %w[libclang.so libclang.so.* libclang-*.so libclang-*.so.* libclang.dylib libclang.dll].freeze
 
     # Where clang-sys looks for libclang when LIBCLANG_PATH is not set.
     LIBCLANG_DIRECTORIES = %w[
@@ -165,6 +180,7 @@ target_dir ||= File.join(Dir.pwd, 'cargo-target')
 
 library = case RbConfig::CONFIG['host_os']
           when /darwin/ then 'libsass_embedded.dylib'
+          when /mingw/ then 'sass_embedded.dll'
           else 'libsass_embedded.so'
           end
 dlext = RbConfig::CONFIG['DLEXT']

@@ -14,6 +14,10 @@
 //! raises or throws during the wait comes back as an ordinary
 //! `magnus::Error` that unwinds Rust normally.
 //!
+//! The core's waitables are Ruby's descriptors on Unix; on Windows they are
+//! sockets, which a wait hands to Ruby as C runtime descriptors of its own
+//! for the wait's duration ([`RubyFds`]).
+//!
 //! Short blocking work that never touches Ruby (starting a compiler) runs
 //! with [`without_gvl`]; a lone watcher's spin before it sleeps, with
 //! [`spin_readable`].
@@ -23,15 +27,14 @@
 //! the GVL again (the extension's panic guard then turns it into a Ruby
 //! error).
 
-use std::ffi::c_void;
-use std::os::fd::RawFd;
+use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use magnus::Ruby;
-use sass_embedded_core::wait::{spin, Fds};
+use sass_embedded_core::wait::{spin, Fds, Waitable};
 
 /// What [`without_gvl`] hands back: the function's result or its panic.
 pub type Outcome<R> = std::thread::Result<R>;
@@ -149,14 +152,15 @@ pub fn in_scheduled_fiber() -> bool {
     unsafe { rb_sys::rb_fiber_scheduler_current() != rb_sys::Qnil as rb_sys::VALUE }
 }
 
-/// Waits until one of `fds` (one or two descriptors) is readable or
+/// Waits until one of `fds` (one or two of Ruby's descriptors, see
+/// [`RubyFds`]) is readable or
 /// `timeout` passes, as Ruby waits for I/O (see the module docs), with the
 /// GVL released. For a thread, not a fiber under a scheduler (see
 /// [`crate::waiting`]). An interrupt that raises or throws during the wait is
 /// returned as the error.
 pub fn wait_readable(
     ruby: &Ruby,
-    fds: &[RawFd],
+    fds: &[c_int],
     timeout: Option<Duration>,
 ) -> Result<(), magnus::Error> {
     let mut tv = timeout.map(|timeout| rb_sys::timeval {
@@ -219,4 +223,72 @@ pub fn wait_readable(
         ));
     }
     Ok(())
+}
+
+/// The core's waitables as Ruby's descriptors, valid while this lives: on
+/// Unix the descriptors themselves; on Windows, where the core waits on
+/// sockets and Ruby on C runtime descriptors, each socket wrapped in a
+/// descriptor Ruby knows as a socket (`rb_w32_wrap_io_handle`, as Ruby's
+/// `Socket.for_fd` does), unwrapped again (the socket left open: the core
+/// owns it) when this is dropped.
+pub struct RubyFds {
+    fds: [c_int; 2],
+    len: usize,
+}
+
+impl RubyFds {
+    /// Ruby's descriptors for `waitables` (one or two), which the caller
+    /// keeps open while this lives.
+    pub fn new(ruby: &Ruby, waitables: &[Waitable]) -> Result<Self, magnus::Error> {
+        let mut fds = Self {
+            fds: [-1; 2],
+            len: 0,
+        };
+        for (slot, waitable) in fds.fds.iter_mut().zip(waitables) {
+            *slot = ruby_fd(*waitable).map_err(|error| {
+                magnus::Error::new(
+                    ruby.exception_io_error(),
+                    format!("waiting for the Sass compiler failed: {error}"),
+                )
+            })?;
+            fds.len += 1;
+        }
+        Ok(fds)
+    }
+
+    pub fn as_slice(&self) -> &[c_int] {
+        &self.fds[..self.len]
+    }
+}
+
+#[cfg(unix)]
+fn ruby_fd(waitable: Waitable) -> std::io::Result<c_int> {
+    Ok(waitable)
+}
+
+#[cfg(windows)]
+fn ruby_fd(waitable: Waitable) -> std::io::Result<c_int> {
+    // SAFETY: `waitable` is an open socket the caller keeps open while the
+    // descriptor lives (see `RubyFds::new`); Ruby records it in its socket
+    // list and gives it a C runtime descriptor, which `Drop` below unwraps
+    // before the socket can close. The GVL is held (Ruby's socket list is
+    // guarded by it).
+    let fd = unsafe { rb_sys::rb_w32_wrap_io_handle(waitable as rb_sys::HANDLE, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+#[cfg(windows)]
+impl Drop for RubyFds {
+    fn drop(&mut self) {
+        for fd in self.as_slice() {
+            // SAFETY: `fd` was made by `rb_w32_wrap_io_handle` above and is
+            // used by nothing after this; unwrapping forgets the socket
+            // without closing it. Dropped with the GVL held, on the thread
+            // that waited.
+            unsafe { rb_sys::rb_w32_unwrap_io_handle(*fd) };
+        }
+    }
 }

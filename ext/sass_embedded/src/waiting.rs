@@ -27,7 +27,7 @@ use sass_embedded_core::wait::park;
 use sass_embedded_core::{Wait, Waker};
 
 use crate::conversion::sass_class;
-use crate::gvl;
+use crate::gvl::{self, RubyFds};
 
 /// `Sass::Embedded::Waker`: how a thread parks.
 static WAKER: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Embedded::Waker"));
@@ -91,17 +91,22 @@ impl Waiting {
     pub fn wait(&self, ruby: &Ruby, wait: Wait) -> Result<(), Error> {
         match wait {
             Wait::Fds(fds, timeout) if !self.fiber => {
+                let fds = RubyFds::new(ruby, fds.as_slice())?;
                 gvl::wait_readable(ruby, fds.as_slice(), timeout)
             }
             Wait::Spin(fds, budget, timeout) if !self.fiber => {
                 if gvl::spin_readable(fds, budget) {
                     return Ok(());
                 }
+                let fds = RubyFds::new(ruby, fds.as_slice())?;
                 gvl::wait_readable(ruby, fds.as_slice(), timeout)
             }
             // A fiber never spins: the thread's other fibers need it.
             Wait::Fds(fds, timeout) | Wait::Spin(fds, _, timeout) => {
-                let fds = ruby.ary_from_iter(fds.as_slice().iter().copied());
+                // Kept until `watch` returns: Windows's descriptors live as
+                // long as it.
+                let ruby_fds = RubyFds::new(ruby, fds.as_slice())?;
+                let fds = ruby.ary_from_iter(ruby_fds.as_slice().iter().copied());
                 self.waker
                     .funcall::<_, _, Value>("watch", (fds, seconds(ruby, timeout)))
                     .map(|_| ())

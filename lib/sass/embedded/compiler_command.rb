@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require 'rbconfig'
+
 module Sass
   module Embedded
     # Finds the Dart Sass compiler: +SASS_EMBEDDED_COMPILER+ if set, else the
@@ -13,6 +15,10 @@ module Sass
       # relative to its working directory when that is shorter; no user file
       # lives under this one, so every path in a message stays absolute.
       WORKING_DIRECTORY = __dir__
+
+      # The Windows package has dart.exe and sass.bat.
+      WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
+      EXEEXT = WINDOWS ? '.exe' : ''
 
       # The environment variable that overrides the compiler.
       ENV_NAME = 'SASS_EMBEDDED_COMPILER'
@@ -31,11 +37,11 @@ module Sass
         override = ENV.fetch(ENV_NAME, nil)
         return [File.absolute_path(override)] if override && !override.empty?
 
-        dart = File.join(DIRECTORY, 'src', 'dart')
+        dart = File.join(DIRECTORY, 'src', "dart#{EXEEXT}")
         snapshot = File.join(DIRECTORY, 'src', 'sass.snapshot')
         return [dart, snapshot] if File.executable?(dart) && File.file?(snapshot)
 
-        [File.join(DIRECTORY, 'sass')]
+        [File.join(DIRECTORY, WINDOWS ? 'sass.bat' : 'sass')]
       end
 
       # @return [Float, nil] +SASS_EMBEDDED_STARTUP_TIMEOUT+ in seconds, or nil
