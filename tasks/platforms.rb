@@ -30,7 +30,10 @@ module SassEmbeddedPlatforms
       Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600),
       Platform.new(name: 'darwin', task: 'native:darwin', roots: [SassEmbeddedRubies::DARWIN], limit: 5400),
       Platform.new(name: 'windows', task: 'test:windows_core',
-                   roots: [SassEmbeddedRubies::WINDOWS_BUILD, SassEmbeddedRubies::WINE], limit: 3600)
+                   roots: [SassEmbeddedRubies::WINDOWS_BUILD, SassEmbeddedRubies::WINE], limit: 3600),
+      # Cold, the Windows Ruby's build alone takes half an hour.
+      Platform.new(name: 'windows_ruby', task: 'test:windows',
+                   roots: [SassEmbeddedRubies::WINDOWS_BUILD, SassEmbeddedRubies::WINE], limit: 7200)
     ]
   end
 

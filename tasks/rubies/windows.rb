@@ -24,56 +24,115 @@ module SassEmbeddedRubies
                                binutils-mingw-w64-x86-64 make xz-utils dpkg-dev],
                   label: "Debian trixie's Wine 10")
 
-  # The Windows Ruby (x64-mingw-ucrt, 3.3), cross-built once in the Wine
-  # root and cached there (tasks/rubies/windows/ruby.sh), then copied into
-  # the checkout's tmp/windows/ruby, where the extension's build (in the
-  # sid root) reads its headers, import library and RbConfig, and Wine runs
-  # it.
+  # The Windows Ruby (x64-mingw-ucrt, 3.3), cross-built in the Wine root
+  # (tasks/rubies/windows/ruby.sh) and kept outside it, in the roots' cache
+  # (a root is remade whenever its packages change; the Ruby takes half an
+  # hour to build): put back into a new root, so the script finds it made,
+  # and remade only when the script changes. Copied into a checkout's
+  # tmp/windows/ruby, where the extension's build (in the sid root) reads
+  # its headers, import library and RbConfig, and Wine runs it.
   module WindowsRuby
     # Where the Wine root keeps it.
     PREFIX = '/opt/sass-embedded-windows-ruby'
+    SCRIPT = File.expand_path('windows/ruby.sh', __dir__)
 
     module_function
 
-    # Makes (or finds) the Ruby; its copy in +checkout+.
+    def kept = File.join(File.expand_path(Roots.cache_dir), 'windows-ruby-3.3')
+
+    # Makes (or finds) the Ruby; its copy in +checkout+ (tmp/windows/ruby).
     def call(checkout)
       SassEmbeddedRubies.prepare([WINE])
-      puts "\n== the Windows Ruby (root #{Roots.path(WINE)})"
-      run = SassEmbeddedRubies.run(WINE, "sh tasks/rubies/windows/ruby.sh #{PREFIX}", {},
-                                   limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
+      puts "\n== the Windows Ruby (root #{Roots.path(WINE)}, kept in #{kept})"
+      stamp = Digest::SHA256.file(SCRIPT).hexdigest
+      script = "#{restore_script(stamp, checkout)}; sh tasks/rubies/windows/ruby.sh #{PREFIX}"
+      run = SassEmbeddedRubies.run(WINE, script, {}, limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
       abort "the Windows Ruby was not made (#{run.place})" unless run.success?
 
-      made = File.join(Roots.path(WINE), PREFIX, 'ruby')
+      keep(File.join(Roots.path(WINE), PREFIX), stamp)
+      copy_into(checkout, stamp)
+    end
+
+    # In the root, before ruby.sh: the kept Ruby put back (through the
+    # checkout, the one directory both sides see) if it is current.
+    def restore_script(stamp, checkout)
+      return ':' unless stamp_of(kept) == stamp
+
+      staged = File.join(checkout, 'tmp', 'windows', 'kept-ruby')
+      FileUtils.rm_rf(staged)
+      FileUtils.mkdir_p(File.dirname(staged))
+      FileUtils.cp_r(kept, staged)
+      "[ \"$(cat #{PREFIX}/stamp 2>/dev/null)\" = #{stamp} ] || { rm -rf #{PREFIX}; mkdir -p #{PREFIX}; " \
+        "cp -a #{staged}/ruby #{staged}/stamp #{staged}/version #{PREFIX}/; }; rm -rf #{staged}"
+    end
+
+    # The stamp a kept or copied Ruby was made with (nil: none there).
+    def stamp_of(directory)
+      File.read(File.join(directory, 'stamp')).strip
+    rescue Errno::ENOENT
+      nil
+    end
+
+    # The root's Ruby into the cache, unless it is there already.
+    def keep(made, stamp)
+      return if stamp_of(kept) == stamp
+
+      FileUtils.rm_rf("#{kept}.new")
+      FileUtils.mkdir_p("#{kept}.new")
+      %w[ruby stamp version].each { |part| FileUtils.cp_r(File.join(made, part), "#{kept}.new") }
+      FileUtils.rm_rf(kept)
+      File.rename("#{kept}.new", kept)
+    end
+
+    def copy_into(checkout, stamp)
       copy = File.join(checkout, 'tmp', 'windows', 'ruby')
-      stamp = File.join(Roots.path(WINE), PREFIX, 'stamp')
-      unless File.file?(File.join(copy, 'stamp')) && File.read(File.join(copy, 'stamp')) == File.read(stamp)
-        FileUtils.rm_rf(copy)
-        FileUtils.mkdir_p(File.dirname(copy))
-        FileUtils.cp_r(made, copy)
-        FileUtils.cp(stamp, File.join(copy, 'stamp'))
-      end
+      return copy if stamp_of(copy) == stamp
+
+      FileUtils.rm_rf(copy)
+      FileUtils.mkdir_p(File.dirname(copy))
+      FileUtils.cp_r(File.join(kept, 'ruby'), copy)
+      FileUtils.cp(File.join(kept, 'stamp'), File.join(copy, 'stamp'))
       copy
+    end
+  end
+
+  # How the Wine root runs Windows programs: headless, in a prefix made once
+  # in the root (wineboot: seconds), with one persistent wineserver for the
+  # whole run (each `wine` starts in 1-2 s instead of 6-10).
+  module Wine
+    PREFIX = '/opt/sass-embedded-wine'
+
+    module_function
+
+    # +lines+ (sh) in that setting; the script exits 1 if a line set
+    # failed=1.
+    def script(lines)
+      [
+        "export WINEPREFIX=#{PREFIX} WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' WINEARCH=win64 " \
+        'XDG_RUNTIME_DIR=/tmp',
+        'unset DISPLAY', 'wine --version', 'failed=0',
+        # A new prefix: wineboot's own processes finish before anything runs.
+        "[ -f #{PREFIX}/system.reg ] || { timeout 300 wine wineboot -i >/dev/null 2>&1 </dev/null; " \
+        'timeout 300 wineserver -w; }',
+        'wineserver -p >/dev/null 2>&1 </dev/null',
+        *lines,
+        'wineserver -k', 'exit $failed'
+      ].join('; ')
     end
   end
 
   # The steps of rake test:windows_core around the runs in the roots.
   module WindowsCore
     TARGET = 'x86_64-pc-windows-gnu'
-    # The Windows compiler package, checked against npm's integrity for it
-    # (compiler_integrity.json records the packages of the gems built, and
-    # there is no Windows gem yet).
+    # The Windows compiler package (compiler_integrity.json pins it).
     COMPILER = 'sass-embedded-win32-x64'
-    COMPILER_INTEGRITY = 'sha512-nY9vFO9eM03o00I6bAGE/NkSDfBuIdB3tRuRyzw9jC5syYQunnCZ1GduBNDTOQlYncoNz0JQQNTe79Dy' \
-                         'jqeChg=='
-    # The Wine prefix, made once in the Wine root (wineboot: seconds).
-    WINEPREFIX = '/opt/sass-embedded-wine'
 
     module_function
 
-    def call(checkout)
+    def call(checkout, compiler_cache)
       SassEmbeddedRubies.prepare([WINDOWS_BUILD, WINE])
       work = File.join(checkout, 'tmp', 'windows')
-      compiler = compiler(work)
+      compiler = compiler(work, compiler_cache)
       puts "\n== test:windows_core: the core's tests for #{TARGET} (root #{Roots.path(WINDOWS_BUILD)})"
       build = SassEmbeddedRubies.run(WINDOWS_BUILD, build_script, {}, limit: ENV.fetch('SASS_WINDOWS_TIMEOUT', '3600'))
       binaries = build.output.scan(/^windows test binary: (\S+)$/).flatten
@@ -85,23 +144,13 @@ module SassEmbeddedRubies
       summarize(binaries, run, build)
     end
 
-    # The Windows compiler, unpacked in +work+ once its archive (fetched with
-    # npm pack, kept) has npm's integrity; its directory as Windows sees it.
-    def compiler(work)
-      FileUtils.mkdir_p(work)
-      archive = File.join(work, "#{COMPILER}-#{Sass::Embedded::VERSION}.tgz")
-      unless File.file?(archive) && SassEmbeddedBuild::CompilerIntegrity.of(archive) == COMPILER_INTEGRITY
-        fetched = SassEmbeddedBuild::CompilerPackage.fetch("#{COMPILER}@#{Sass::Embedded::VERSION}", work)
-        File.rename(fetched, archive) unless fetched == archive
-      end
-      actual = SassEmbeddedBuild::CompilerIntegrity.of(archive)
-      raise "#{archive}: #{actual}, not npm's #{COMPILER_INTEGRITY}" unless actual == COMPILER_INTEGRITY
-
-      unpacked = File.join(work, 'compiler')
-      FileUtils.rm_rf(unpacked)
-      FileUtils.mkdir_p(unpacked)
-      system('tar', '-xzf', archive, '-C', unpacked, exception: true)
-      "Z:#{File.join(unpacked, 'package', 'dart-sass', 'src').tr('/', '\\')}"
+    # The Windows compiler (a verified copy in +compiler_cache+), installed
+    # in +work+; its directory as Windows sees it.
+    def compiler(work, compiler_cache)
+      archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
+      installed = File.join(work, 'compiler', 'dart-sass')
+      SassEmbeddedBuild::CompilerPackage.install(installed, Sass::Embedded::VERSION, archive:, package: COMPILER)
+      "Z:#{File.join(installed, 'src').tr('/', '\\')}"
     end
 
     # In the sid root: the test binaries, linked by mingw-w64's UCRT gcc;
@@ -144,18 +193,7 @@ module SassEmbeddedRubies
           "grep -v '^executor '; echo \"windows: #{name}: $(wc -l < #{list.shellescape}) tests in " \
           '$(( $(date +%s) - started )) s"'
       end
-      [
-        "export WINEPREFIX=#{WINEPREFIX} WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' WINEARCH=win64 " \
-        'XDG_RUNTIME_DIR=/tmp',
-        'unset DISPLAY', 'wine --version', 'failed=0',
-        # A new prefix: wineboot's own processes finish before any test runs.
-        "[ -f #{WINEPREFIX}/system.reg ] || { timeout 300 wine wineboot -i >/dev/null 2>&1 </dev/null; " \
-        'timeout 300 wineserver -w; }',
-        'wineserver -p >/dev/null 2>&1 </dev/null',
-        'cd ext/sass_embedded/core',
-        *runs,
-        'wineserver -k', 'exit $failed'
-      ].join('; ')
+      Wine.script(['cd ext/sass_embedded/core', *runs])
     end
 
     def summarize(binaries, run, build)

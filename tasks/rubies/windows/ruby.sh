@@ -111,7 +111,7 @@ timed zlib
 timed libyaml
 timed ruby
 timed runtime_dlls
-/usr/bin/ruby3.3 -I"$(ls -d "$PREFIX"/ruby/lib/ruby/3.3.0/x64-mingw-ucrt)" -rrbconfig \
+/usr/bin/ruby3.3 --disable-gems -I"$(ls -d "$PREFIX"/ruby/lib/ruby/3.3.0/x64-mingw-ucrt)" -rrbconfig \
   -e 'print RbConfig::CONFIG.values_at("RUBY_PROGRAM_VERSION", "arch", "LIBRUBY_SO").join(" ")' > "$PREFIX/version"
 echo "$stamp" > "$PREFIX/stamp"
 echo "windows ruby: made in $PREFIX/ruby in $(( $(date +%s) - started )) s ($(cat "$PREFIX/version"))"
