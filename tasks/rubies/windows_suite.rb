@@ -63,7 +63,7 @@ module SassEmbeddedRubies
         llvm=$(ls -d /usr/lib/llvm-[0-9]* | sort -V | tail -1)
         export RUBY="$PWD/#{WORK}/rb-sys-ruby" LIBCLANG_PATH=$llvm/lib RUSTC_BOOTSTRAP=1
         export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32ucrt-gcc
-        export BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_gnu="--sysroot=/usr/x86_64-w64-mingw32ucrt"
+        export BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_gnu="--sysroot=/usr/x86_64-w64-mingw32ucrt -isystem $(ls -d $llvm/lib/clang/*/include | tail -1)"
         started=$(date +%s)
         cargo build --release --locked --manifest-path ext/sass_embedded/Cargo.toml -Zbuild-std=std,panic_unwind --target #{TARGET} --target-dir target/windows-ext
         mkdir -p lib/sass/#{MINOR}

@@ -6,7 +6,8 @@
 #
 # - PATH holds only `ruby` and `gem`, plus tripwires named cargo, rustc, clang,
 #   npm, make, tar and the like that record any call: the install and the
-#   check must call none of them.
+#   check must call none of them. (On Windows, PATH holds the tripwires alone,
+#   as .cmd files, and RubyGems runs through ruby.exe's full path.)
 # - Without a network: inside a new network namespace (`unshare -n`) when the
 #   machine allows one, and always with `gem install --local` and proxies that
 #   lead nowhere.
@@ -42,6 +43,8 @@ check(File.file?(gem_file), "#{gem_file} does not exist")
 platform = File.basename(gem_file, '.gem')[/\Asass-embedded-\d+(?:\.\d+)*-(.+)\z/, 1]
 check(platform, "#{gem_file} is not a platform gem's file name")
 
+WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
+
 TRIPWIRES = %w[cargo rustc rustup clang clang++ cc gcc c++ make cmake npm npx node tar gzip curl wget git].freeze
 
 Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
@@ -50,12 +53,21 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   elsewhere = File.join(tmp, 'elsewhere')
   tripped = File.join(tmp, 'tripped.log')
   FileUtils.mkdir_p([bin, home, elsewhere])
-  gem_command = which('gem') or check(false, 'no gem command on PATH')
-  File.symlink(RbConfig.ruby, File.join(bin, 'ruby'))
-  File.symlink(gem_command, File.join(bin, 'gem'))
-  TRIPWIRES.each do |name|
-    File.write(File.join(bin, name), "#!/bin/sh\necho \"#{name} $*\" >> '#{tripped}'\nexit 127\n")
-    File.chmod(0o755, File.join(bin, name))
+  if WINDOWS
+    # RubyGems' own command (gem.cmd runs the same), by ruby.exe's full
+    # path: Windows finds a program's DLLs beside it, not through PATH.
+    gem_command = [RbConfig.ruby, '-rrubygems/gem_runner', '-e', 'Gem::GemRunner.new.run(ARGV.clone)', '--']
+    TRIPWIRES.each do |name|
+      File.write(File.join(bin, "#{name}.cmd"), "@echo #{name} %* >> \"#{tripped}\"\r\n@exit /b 127\r\n")
+    end
+  else
+    gem_command = [which('gem') || check(false, 'no gem command on PATH')]
+    File.symlink(RbConfig.ruby, File.join(bin, 'ruby'))
+    File.symlink(gem_command.first, File.join(bin, 'gem'))
+    TRIPWIRES.each do |name|
+      File.write(File.join(bin, name), "#!/bin/sh\necho \"#{name} $*\" >> '#{tripped}'\nexit 127\n")
+      File.chmod(0o755, File.join(bin, name))
+    end
   end
 
   nowhere = 'http://127.0.0.1:9'
@@ -74,7 +86,8 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   end
 
   started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-  installed = system(env, *offline, 'gem', 'install', '--local', '--no-document', gem_file, chdir: elsewhere)
+  installed = system(env, *offline, *(WINDOWS ? gem_command : ['gem']), 'install', '--local', '--no-document',
+                     gem_file, chdir: elsewhere)
   check(installed, "gem install #{gem_file} failed#{", calling:\n#{File.read(tripped)}" if File.file?(tripped)}")
   seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
 
