@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'minitest/autorun'
+require 'rbconfig'
 require 'timeout'
 require 'tmpdir'
 require 'sass-embedded'
@@ -19,14 +20,35 @@ module SassTestHelpers
     @compilers.last
   end
 
+  # Whether the suite runs on Windows (rake test:windows, under Wine).
+  WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
+
   # The pids of this process's children that are still running (not zombies).
   def child_pids
+    return windows_child_pids if WINDOWS
+
     Dir.glob('/proc/[0-9]*/stat').filter_map do |stat|
       fields = File.read(stat).sub(/\A\d+ \(.*\) /m, '').split
       pid = Integer(File.basename(File.dirname(stat)))
       pid if Integer(fields[1]) == Process.pid && fields[0] != 'Z' && pid != SassTestTimeout::WATCHDOG_PID
     rescue Errno::ENOENT, Errno::ESRCH
       nil
+    end
+  end
+
+  # Windows has no /proc: the process table from wmic (UTF-16), which must
+  # list this process, so that a table that comes back empty fails instead
+  # of finding no children.
+  def windows_child_pids
+    io = IO.popen(%w[wmic process get ParentProcessId,ProcessId], 'rb', err: File::NULL)
+    table = io.read
+    io.close
+    text = table.start_with?("\xFF\xFE".b) ? table.byteslice(2..).force_encoding('UTF-16LE').encode('UTF-8') : table
+    rows = text.lines.map { |line| line.split.map { |field| Integer(field, exception: false) } }
+               .select { |row| row.size == 2 && row.all? }
+    flunk "wmic listed no process #{Process.pid} (this one):\n#{text}" unless rows.any? { |_, pid| pid == Process.pid }
+    rows.filter_map do |parent, pid|
+      pid if parent == Process.pid && pid != io.pid && pid != SassTestTimeout::WATCHDOG_PID
     end
   end
 

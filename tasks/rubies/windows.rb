@@ -34,7 +34,8 @@ module SassEmbeddedRubies
   module WindowsRuby
     # Where the Wine root keeps it.
     PREFIX = '/opt/sass-embedded-windows-ruby'
-    SCRIPT = File.expand_path('windows/ruby.sh', __dir__)
+    # What it is made from (their checksum is its stamp, as ruby.sh computes it).
+    INPUTS = %w[ruby.sh wine-pioinfo.c].map { |name| File.expand_path("windows/#{name}", __dir__) }.freeze
 
     module_function
 
@@ -44,7 +45,7 @@ module SassEmbeddedRubies
     def call(checkout)
       SassEmbeddedRubies.prepare([WINE])
       puts "\n== the Windows Ruby (root #{Roots.path(WINE)}, kept in #{kept})"
-      stamp = Digest::SHA256.file(SCRIPT).hexdigest
+      stamp = Digest::SHA256.hexdigest(INPUTS.map { |input| File.binread(input) }.join)
       script = "#{restore_script(stamp, checkout)}; sh tasks/rubies/windows/ruby.sh #{PREFIX}"
       run = SassEmbeddedRubies.run(WINE, script, {}, limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
       abort "the Windows Ruby was not made (#{run.place})" unless run.success?

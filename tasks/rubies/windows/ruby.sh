@@ -17,13 +17,16 @@
 # - No bundled gems: the tarball does not carry their .gem files and
 #   `make install` would download them. minitest and rake for the suite are
 #   the root's own Debian packages (pure Ruby, read through GEM_PATH).
+# - Its win32.c also finds the descriptor table of Wine's ucrtbase
+#   (wine-pioinfo.c), without which it cannot start under Wine at all.
 # - The toolchain's DLLs that Ruby's binaries import (libssp-0.dll: without
 #   it ruby.exe exits 53 with no output) are copied beside ruby.exe.
 #
 # Usage: ruby.sh PREFIX (prints "windows ruby: ..." lines).
 set -eu
 PREFIX=$1
-stamp=$(sha256sum < "$0" | cut -d' ' -f1)
+here=$(cd "$(dirname "$0")" && pwd)
+stamp=$(cat "$0" "$here/wine-pioinfo.c" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "windows ruby: cached in $PREFIX/ruby ($(cat "$PREFIX/version"))"
   exit 0
@@ -71,6 +74,15 @@ libyaml() {
 ruby() {
   source=$(ls -d "$PREFIX"/src/ruby-3.3.*/)
   printf '# none: see tasks/rubies/windows/ruby.sh\n' > "$source/gems/bundled_gems"
+  # Under Wine's ucrtbase a UCRT Ruby stops at once ("unexpected
+  # ucrtbase.dll"): it finds the C runtime's descriptor table by reading
+  # _isatty's machine code, which Wine compiles differently. One more search,
+  # taken only under Wine (wine-pioinfo.c says which); the Ruby is otherwise
+  # Ruby's own.
+  /usr/bin/ruby3.3 -e 'file, snippet = ARGV; source = File.read(file)
+    mark = %(    fprintf(stderr, "unexpected " UCRTBASE "\\n");)
+    abort "no #{mark} in #{file}" unless source.include?(mark)
+    File.write(file, source.sub(mark) { File.read(snippet) + mark })' "$source/win32/win32.c" "$here/wine-pioinfo.c"
   mkdir -p "$PREFIX/build" && cd "$PREFIX/build"
   "$source/configure" --host=$triple --target=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/ruby" \
     --enable-shared --disable-install-doc --disable-yjit --with-baseruby=/usr/bin/ruby3.3 \
