@@ -23,6 +23,12 @@ module SassTestHelpers
   # Whether the suite runs on Windows (rake test:windows, under Wine).
   WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
 
+  # Skips the test on Windows, saying why (+reason+: what it needs that
+  # Windows does not have).
+  def skip_on_windows(reason)
+    skip "not on Windows: #{reason}" if WINDOWS
+  end
+
   # The pids of this process's children that are still running (not zombies).
   def child_pids
     return windows_child_pids if WINDOWS

@@ -18,10 +18,11 @@ module SassEmbeddedRubies
                            label: "Debian sid's Rust for Windows")
   # Trixie: Wine 10, and the toolchain the Windows Ruby is cross-built with
   # (tasks/rubies/windows/ruby.sh): mingw-w64's UCRT gcc 14 (sid's 16 does
-  # not build Ruby 3.3), the Ruby's sources and its baseruby.
+  # not build Ruby 3.3), the Ruby's sources and its baseruby; Rack for the
+  # suite (pure Ruby, read by the Windows Ruby too).
   WINE = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], purpose: 'wine', deb_src: %w[trixie],
                   packages: %w[ruby3.3 wine64 wine gcc-mingw-w64-ucrt64 mingw-w64-ucrt64-dev
-                               binutils-mingw-w64-x86-64 make xz-utils dpkg-dev],
+                               binutils-mingw-w64-x86-64 make xz-utils dpkg-dev] + RACK3,
                   label: "Debian trixie's Wine 10")
 
   # The Windows Ruby (x64-mingw-ucrt, 3.3), cross-built in the Wine root

@@ -13,8 +13,8 @@ module SassEmbeddedRubies
   # Ruby's RbConfig through a native Ruby of the same minor), the Windows
   # compiler package; then, under Wine 10 in the trixie root, the
   # x64-mingw-ucrt gem installed offline and used from another directory,
-  # and the whole Ruby suite. minitest, rake, rack and async are the root's
-  # Debian packages (pure Ruby), read by the Windows Ruby through GEM_PATH.
+  # and the whole Ruby suite. minitest and Rack are the root's Debian
+  # packages (pure Ruby), read by the Windows Ruby.
   module Windows
     PLATFORM = 'x64-mingw-ucrt'
     TARGET = 'x86_64-pc-windows-gnu'
@@ -98,10 +98,12 @@ module SassEmbeddedRubies
       path
     end
 
-    # What the Windows Ruby reads: the root's Debian gems (GEM_PATH, ';' on
-    # Windows), and the suite's time budgets scaled for Wine.
+    # What the Windows Ruby reads: the root's Debian gems (GEM_PATH; the
+    # root Ruby's bundled minitest by -I, since that gem directory also
+    # holds gems with Linux extensions), and the suite's time budgets scaled
+    # for Wine.
     def suite_environment
-      { 'SASS_WINDOWS_GEM_PATH' => 'Z:/usr/share/rubygems-integration/all;Z:/usr/lib/ruby/gems/3.3.0',
+      { 'SASS_WINDOWS_GEM_PATH' => 'Z:/usr/share/rubygems-integration/all',
         'SASS_TEST_TIME_SCALE' => ENV.fetch('SASS_TEST_TIME_SCALE', '4'),
         'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '180') }
     end
@@ -117,9 +119,11 @@ module SassEmbeddedRubies
         "timeout -k 10 600 #{ruby} test/install/platform_gem.rb Z:#{gem} > #{WORK}/gem.txt 2>&1 </dev/null " \
         '|| failed=1',
         "cat #{WORK}/gem.txt",
+        'minitest=Z:$(ls -d /usr/lib/ruby/gems/3.3.0/gems/minitest-*/lib | tail -1)',
         "started=$(date +%s); timeout -k 10 #{ENV.fetch('SASS_WINDOWS_SUITE_TIMEOUT', '2400')} #{ruby} -w -Ilib " \
-        "-Itest -e 'ARGV.each { |file| require File.expand_path(file) }' #{files} -- #{ENV.fetch('TESTOPTS', '')} " \
-        "> #{WORK}/suite.txt 2>&1 </dev/null || failed=1",
+        "-Itest -I\"$minitest\" -e 'files = ARGV.grep(/_test\\.rb\\z/); ARGV.replace(ARGV - files); " \
+        "files.each { |file| require File.expand_path(file) }' #{files} " \
+        "#{ENV.fetch('TESTOPTS', '')} > #{WORK}/suite.txt 2>&1 </dev/null || failed=1",
         "cat #{WORK}/suite.txt", 'echo "windows: suite in $(( $(date +%s) - started )) s"'
       ]
     end
