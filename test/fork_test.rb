@@ -5,6 +5,11 @@ require_relative 'test_helper'
 
 # A forked child starts its own compiler and never touches the parent's.
 class ForkTest < Minitest::Test
+  def setup
+    skip_on_windows('no fork')
+    super
+  end
+
   def test_child_gets_its_own_compiler_and_the_parent_keeps_its_own
     compiler = new_compiler
     assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css

@@ -266,6 +266,7 @@ class StressTest < Minitest::Test
   end
 
   def test_fork_in_the_middle_of_concurrent_compiles
+    skip_on_windows('no fork')
     compiler = new_compiler
     stop = false
     workers = Array.new(6) do |t|
@@ -368,6 +369,7 @@ class StressTest < Minitest::Test
 
   def test_memory_stays_flat_across_many_compiles_with_callbacks
     skip 'memory is not measured under GC.stress' if ENV['SASS_GC_STRESS']
+    skip_on_windows('reads the resident set from /proc')
 
     compiler = new_compiler
     functions = { 'twice($n)' => ->(args) { Sass::Value::Number.new(args.first.assert_number.value * 2) } }

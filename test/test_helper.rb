@@ -23,6 +23,19 @@ module SassTestHelpers
   # Whether the suite runs on Windows (rake test:windows, under Wine).
   WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
 
+  # Whether process +pid+ is running (neither gone nor a zombie): from
+  # /proc on Linux; on Windows, Ruby's signal 0 (OpenProcess, and an exit
+  # code still STILL_ACTIVE).
+  def process_running?(pid)
+    if WINDOWS
+      Process.kill(0, pid)
+      return true
+    end
+    File.read("/proc/#{pid}/stat").sub(/\A\d+ \(.*\) /m, '')[0] != 'Z'
+  rescue Errno::ENOENT, Errno::ESRCH
+    false
+  end
+
   # Skips the test on Windows, saying why (+reason+: what it needs that
   # Windows does not have).
   def skip_on_windows(reason)
@@ -75,6 +88,7 @@ module SassTestHelpers
 
   # An executable script standing in for a broken compiler.
   def fake_compiler(dir, body)
+    skip_on_windows('the stand-in compiler is a POSIX shell script')
     path = File.join(dir, 'fake-sass')
     File.write(path, "#!/bin/sh\n#{body}\n")
     File.chmod(0o755, path)
