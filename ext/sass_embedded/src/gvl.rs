@@ -245,12 +245,7 @@ impl RubyFds {
             len: 0,
         };
         for (slot, waitable) in fds.fds.iter_mut().zip(waitables) {
-            *slot = ruby_fd(*waitable).map_err(|error| {
-                magnus::Error::new(
-                    ruby.exception_io_error(),
-                    format!("waiting for the Sass compiler failed: {error}"),
-                )
-            })?;
+            *slot = acquire_fd(ruby, *waitable)?;
             fds.len += 1;
         }
         Ok(fds)
@@ -261,10 +256,26 @@ impl RubyFds {
     }
 }
 
+/// Ruby's descriptor for `waitable`, which the caller keeps open until it
+/// hands the descriptor to [`release_fd`] (see [`RubyFds`]).
+pub fn acquire_fd(ruby: &Ruby, waitable: Waitable) -> Result<c_int, magnus::Error> {
+    ruby_fd(waitable).map_err(|error| {
+        magnus::Error::new(
+            ruby.exception_io_error(),
+            format!("waiting for the Sass compiler failed: {error}"),
+        )
+    })
+}
+
 #[cfg(unix)]
 fn ruby_fd(waitable: Waitable) -> std::io::Result<c_int> {
     Ok(waitable)
 }
+
+/// Gives back a descriptor from [`acquire_fd`] (on Unix, the waitable
+/// itself: nothing to do).
+#[cfg(unix)]
+pub fn release_fd(_fd: c_int) {}
 
 #[cfg(windows)]
 fn ruby_fd(waitable: Waitable) -> std::io::Result<c_int> {
@@ -280,15 +291,23 @@ fn ruby_fd(waitable: Waitable) -> std::io::Result<c_int> {
     Ok(fd)
 }
 
+/// Gives back a descriptor from [`acquire_fd`]: Ruby forgets the socket
+/// without closing it (the core owns it).
+#[cfg(windows)]
+pub fn release_fd(fd: c_int) {
+    // SAFETY: `fd` was made by `rb_w32_wrap_io_handle` (its callers hand
+    // back only descriptors `acquire_fd` made, once, with nothing using them
+    // after); unwrapping drops Ruby's record of the socket and the C
+    // runtime's descriptor, not the socket. The GVL is held.
+    unsafe { rb_sys::rb_w32_unwrap_io_handle(fd) };
+}
+
 #[cfg(windows)]
 impl Drop for RubyFds {
     fn drop(&mut self) {
+        // Dropped with the GVL held, on the thread that waited.
         for fd in self.as_slice() {
-            // SAFETY: `fd` was made by `rb_w32_wrap_io_handle` above and is
-            // used by nothing after this; unwrapping forgets the socket
-            // without closing it. Dropped with the GVL held, on the thread
-            // that waited.
-            unsafe { rb_sys::rb_w32_unwrap_io_handle(*fd) };
+            release_fd(*fd);
         }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use magnus::{prelude::*, Error, RArray, RHash, Ruby, StaticSymbol, Symbol, TryConvert, Value};
 use sass_embedded_core::dispatch::DispatchMode;
+use sass_embedded_core::wait::Waitable;
 use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig};
 
 use crate::errors::{self, guard};
@@ -210,6 +211,19 @@ impl RubyHost {
         (stats.spins, stats.caught, stats.spun.as_secs_f64())
     }
 
+    /// `Host.waitable_fd(waitable)`: Ruby's descriptor for one of the
+    /// core's waitables (a socket on Windows), for a fiber's helper to wait
+    /// on in its scheduler; given back with `Host.release_fd` once that wait
+    /// is over, while the waitable is still open (see `FiberWaker#watch`).
+    fn waitable_fd(ruby: &Ruby, waitable: Waitable) -> Result<i32, Error> {
+        gvl::acquire_fd(ruby, waitable)
+    }
+
+    /// `Host.release_fd(fd)`: see `waitable_fd`.
+    fn release_fd(fd: i32) {
+        gvl::release_fd(fd);
+    }
+
     /// Defines the class and its methods.
     pub fn define(ruby: &Ruby) -> Result<(), Error> {
         use magnus::{function, method, Module, Object};
@@ -230,6 +244,8 @@ impl RubyHost {
         class.define_method("executor", method!(RubyHost::executor, 0))?;
         class.define_singleton_method("close_all", function!(RubyHost::close_all, 0))?;
         class.define_singleton_method("spin_stats", function!(RubyHost::spin_stats, 0))?;
+        class.define_singleton_method("waitable_fd", function!(RubyHost::waitable_fd, 1))?;
+        class.define_singleton_method("release_fd", function!(RubyHost::release_fd, 1))?;
         // How waiting callers sleep in this build: "epoll" (Linux) or "poll"
         // (elsewhere, and Linux built with the portable-wait feature).
         class.const_set("WAIT_MECHANISM", sass_embedded_core::wait::MECHANISM)?;

@@ -102,11 +102,11 @@ impl Waiting {
                 gvl::wait_readable(ruby, fds.as_slice(), timeout)
             }
             // A fiber never spins: the thread's other fibers need it.
+            // Its helpers take Ruby's descriptors for the waitables
+            // themselves (`Host.waitable_fd`), for as long as each waits: a
+            // helper may outlive this wait.
             Wait::Fds(fds, timeout) | Wait::Spin(fds, _, timeout) => {
-                // Kept until `watch` returns: Windows's descriptors live as
-                // long as it.
-                let ruby_fds = RubyFds::new(ruby, fds.as_slice())?;
-                let fds = ruby.ary_from_iter(ruby_fds.as_slice().iter().copied());
+                let fds = ruby.ary_from_iter(fds.as_slice().iter().copied());
                 self.waker
                     .funcall::<_, _, Value>("watch", (fds, seconds(ruby, timeout)))
                     .map(|_| ())

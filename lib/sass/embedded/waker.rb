@@ -71,7 +71,9 @@ module Sass
         nil
       end
 
-      # The watcher's wait: until one of +fds+ is readable, or +timeout+
+      # The watcher's wait: until one of +fds+ (the host's waitables: on
+      # Windows sockets, which each helper holds as a descriptor of Ruby's
+      # only while it waits) is readable, or +timeout+
       # seconds (nil: no limit). The fiber does not wait in the scheduler's
       # +io_wait+ itself: a scheduler may swallow an exception raised into a
       # fiber waiting there (async 1.x rescues its own TimeoutError, which its
@@ -83,12 +85,14 @@ module Sass
       # watcher leaves unwoken, or at its timeout.)
       # @return [nil]
       def watch(fds, timeout)
-        fds.each do |fd|
+        fds.each do |waitable|
           Fiber.schedule do
+            fd = Host.waitable_fd(waitable)
             Fiber.scheduler.io_wait(IO.for_fd(fd, autoclose: false), IO::READABLE, timeout)
           rescue StandardError
             nil
           ensure
+            Host.release_fd(fd) if fd
             wake
           end
         end
