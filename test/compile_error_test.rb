@@ -38,8 +38,8 @@ class CompileErrorTest < Minitest::Test
   def test_loaded_urls_of_a_failed_compile
     in_tmpdir do |dir|
       File.write(File.join(dir, '_ok.scss'), '$x: 1;')
-      error = compile_error("@use 'ok';\na { b: ok.$x + 1px + 1em }", url: "file://#{dir}/entry.scss")
-      assert_includes error.loaded_urls, "file://#{dir}/_ok.scss"
+      error = compile_error("@use 'ok';\na { b: ok.$x + 1px + 1em }", url: "#{FILE_URL_PREFIX}#{dir}/entry.scss")
+      assert_includes error.loaded_urls, "#{FILE_URL_PREFIX}#{dir}/_ok.scss"
     end
   end
 

@@ -19,7 +19,8 @@ class CompileTest < Minitest::Test
       File.write(File.join(dir, '_partial.scss'), '$x: 42px;')
       result = Dir.chdir(dir) { Sass.compile('style.scss') }
       assert_equal "a {\n  b: 42px;\n}", result.css
-      expected = ["file://#{File.realpath(dir)}/style.scss", "file://#{File.realpath(dir)}/_partial.scss"]
+      expected = ["#{FILE_URL_PREFIX}#{File.realpath(dir)}/style.scss",
+                  "#{FILE_URL_PREFIX}#{File.realpath(dir)}/_partial.scss"]
       assert_equal expected.sort, (result.loaded_urls.sort.map { |url| url.sub(dir, File.realpath(dir)) })
     end
   end
@@ -70,11 +71,11 @@ class CompileTest < Minitest::Test
   def test_url_resolves_relative_loads_and_is_a_loaded_url
     in_tmpdir do |dir|
       File.write(File.join(dir, '_other.scss'), 'c { d: e }')
-      url = "file://#{dir}/entry.scss"
+      url = "#{FILE_URL_PREFIX}#{dir}/entry.scss"
       result = Sass.compile_string("@use 'other';", url:)
       assert_equal "c {\n  d: e;\n}", result.css
       assert_includes result.loaded_urls, url
-      assert_includes result.loaded_urls, "file://#{dir}/_other.scss"
+      assert_includes result.loaded_urls, "#{FILE_URL_PREFIX}#{dir}/_other.scss"
 
       require 'uri'
       assert_equal "c {\n  d: e;\n}", Sass.compile_string("@use 'other';", url: URI(url)).css
@@ -125,7 +126,7 @@ class CompileTest < Minitest::Test
   def test_file_importer
     in_tmpdir do |dir|
       File.write(File.join(dir, '_found.scss'), 'f { g: h }')
-      importer = { find_file_url: ->(url, _context) { "file://#{dir}/#{url}" if url == 'found' } }
+      importer = { find_file_url: ->(url, _context) { "#{FILE_URL_PREFIX}#{dir}/#{url}" if url == 'found' } }
       assert_equal "f {\n  g: h;\n}", Sass.compile_string("@use 'found';", importers: [importer]).css
     end
   end

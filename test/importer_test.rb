@@ -216,7 +216,7 @@ class ImporterTest < Minitest::Test
       { contents: ".#{url.delete_prefix('theme:')} { from: #{self.class.name.split('::').last} }", syntax: :scss }
     end
 
-    def file_url(dir, url) = ("file://#{dir}/_#{url}.scss" if url == 'on-disk')
+    def file_url(dir, url) = ("#{FILE_URL_PREFIX}#{dir}/_#{url}.scss" if url == 'on-disk')
   end
 
   def test_hash_of_lambdas_keeps_the_lambdas_self
@@ -240,11 +240,11 @@ class ImporterTest < Minitest::Test
       calls = []
       importer = { find_file_url: lambda { |url, context|
         calls << [url, context.from_import]
-        URI("file://#{dir}/lib/#{url.delete_prefix('lib:')}") if url.start_with?('lib:')
+        URI("#{FILE_URL_PREFIX}#{dir}/lib/#{url.delete_prefix('lib:')}") if url.start_with?('lib:')
       } }
       result = Sass.compile_string("@use 'lib:part';", importers: [importer])
       assert_equal ".part {\n  from: file-importer;\n}", result.css
-      assert_equal ["file://#{dir}/lib/_part.sass"], result.loaded_urls
+      assert_equal ["#{FILE_URL_PREFIX}#{dir}/lib/_part.sass"], result.loaded_urls
       assert_equal [['lib:part', false]], calls
     end
   end
@@ -368,7 +368,7 @@ class ImporterTest < Minitest::Test
     assert_raises(ArgumentError) { importer.find_file_url('pkg:/x', nil) }
     assert_raises(ArgumentError) { importer.find_file_url('pkg:minitest/../../etc', nil) }
     url = importer.find_file_url('pkg:minitest/lib', nil)
-    assert_equal "file://#{Gem::Specification.find_by_name('minitest').full_gem_path}/lib", url
+    assert_equal "#{FILE_URL_PREFIX}#{Gem::Specification.find_by_name('minitest').full_gem_path}/lib", url
   end
 
   def test_load_paths_and_url_resolution_with_loaded_urls
@@ -379,10 +379,11 @@ class ImporterTest < Minitest::Test
       File.write(File.join(dir, 'a', '_two.scss'), '.two { n: 2; }')
       File.write(File.join(dir, 'b', '_three.scss'), '.three { n: 3; }')
       result = Dir.chdir(dir) do
-        Sass.compile_string("@use 'one'; @use 'three';", load_paths: %w[a b], url: "file://#{dir}/entry.scss")
+        Sass.compile_string("@use 'one'; @use 'three';", load_paths: %w[a b],
+                                                         url: "#{FILE_URL_PREFIX}#{dir}/entry.scss")
       end
-      assert_equal %W[file://#{dir}/entry.scss file://#{dir}/a/_one.scss file://#{dir}/a/_two.scss
-                      file://#{dir}/b/_three.scss].sort, result.loaded_urls.sort
+      expected = %w[entry.scss a/_one.scss a/_two.scss b/_three.scss].map { |file| "#{FILE_URL_PREFIX}#{dir}/#{file}" }
+      assert_equal expected.sort, result.loaded_urls.sort
     end
   end
 end

@@ -63,7 +63,7 @@ class PathTest < Minitest::Test
 
   def test_an_error_in_a_string_with_a_file_url
     path = File.join(@dir, 'input.scss')
-    error = compile_error { Sass.compile_string("a {\n  b: c(;\n}\n", url: "file://#{path}") }
+    error = compile_error { Sass.compile_string("a {\n  b: c(;\n}\n", url: "#{FILE_URL_PREFIX}#{path}") }
     assert_equal "#{path} 2:8  root stylesheet\n", error.sass_stack
     assert_error_names(path, error)
   end
@@ -79,7 +79,9 @@ class PathTest < Minitest::Test
   def test_an_error_in_a_file_from_a_file_importer
     library = write('lib/_broken.scss', "a { b: c(; }\n")
     importer = Object.new
-    importer.define_singleton_method(:find_file_url) { |url, _context| "file://#{library}" if url == 'broken' }
+    importer.define_singleton_method(:find_file_url) do |url, _context|
+      "#{FILE_URL_PREFIX}#{library}" if url == 'broken'
+    end
     error = compile_error { Sass.compile_string("@use 'broken';", importers: [importer]) }
     assert_error_names(library, error)
   end
@@ -87,7 +89,9 @@ class PathTest < Minitest::Test
   def test_an_error_in_a_stylesheet_an_importer_loads_from_a_file_url
     library = File.join(@dir, 'virtual', '_lib.scss')
     importer = {
-      canonicalize: ->(url, _context) { "file://#{library}" if ['lib', "file://#{library}"].include?(url) },
+      canonicalize: lambda { |url, _context|
+                      "#{FILE_URL_PREFIX}#{library}" if ['lib', "#{FILE_URL_PREFIX}#{library}"].include?(url)
+                    },
       load: ->(_url) { { contents: "a {\n  b: c(;\n}\n", syntax: :scss } }
     }
     error = compile_error { Sass.compile_string("@use 'lib';", importers: [importer]) }
@@ -99,7 +103,7 @@ class PathTest < Minitest::Test
     logger = RecordingLogger.new
     Sass.compile(path, logger:)
     assert_absolute(path, logger.warnings.first[:stack], 'the logger\'s stack')
-    assert_equal "file://#{path}", logger.debugs.first[:span].url.to_s
+    assert_equal "#{FILE_URL_PREFIX}#{path}", logger.debugs.first[:span].url.to_s
   end
 
   def test_warnings_debug_and_deprecations_on_stderr_are_absolute

@@ -6,6 +6,11 @@ require 'timeout'
 require 'tmpdir'
 require 'sass-embedded'
 
+# What a test puts before an absolute path to make its file: URL: on Windows
+# the path starts with a drive letter, after a third slash
+# (file:///C:/dir/a.scss).
+FILE_URL_PREFIX = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/) ? 'file:///' : 'file://'
+
 # Shared helpers: every test runs under a time limit (a hang fails instead of
 # stalling the suite), and compilers a test makes are closed after it.
 module SassTestHelpers
@@ -60,6 +65,7 @@ module SassTestHelpers
   # of finding no children.
   def windows_child_pids
     io = IO.popen(%w[wmic process get ParentProcessId,ProcessId], 'rb', err: File::NULL)
+    wmic = io.pid
     table = io.read
     io.close
     text = table.start_with?("\xFF\xFE".b) ? table.byteslice(2..).force_encoding('UTF-16LE').encode('UTF-8') : table
@@ -67,7 +73,7 @@ module SassTestHelpers
                .select { |row| row.size == 2 && row.all? }
     flunk "wmic listed no process #{Process.pid} (this one):\n#{text}" unless rows.any? { |_, pid| pid == Process.pid }
     rows.filter_map do |parent, pid|
-      pid if parent == Process.pid && pid != io.pid && pid != SassTestTimeout::WATCHDOG_PID
+      pid if parent == Process.pid && pid != wmic && pid != SassTestTimeout::WATCHDOG_PID
     end
   end
 

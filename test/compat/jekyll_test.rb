@@ -31,7 +31,7 @@ class JekyllCompatTest < Minitest::Test
         source_map_include_sources: true,
         style: @config.fetch('style', 'expanded').to_s.delete_prefix(':').to_sym,
         syntax: page&.end_with?('.sass') ? :indented : :scss,
-        url: page && "file://#{File.join(@site_source, page)}",
+        url: page && "#{FILE_URL_PREFIX}#{File.join(@site_source, page)}",
         quiet_deps: !!@config.fetch('quiet_deps', false), # rubocop:disable Style/DoubleNegation
         verbose: !!@config.fetch('verbose', false) # rubocop:disable Style/DoubleNegation
       }.merge(@config.fetch('extra', {}))
@@ -41,7 +41,7 @@ class JekyllCompatTest < Minitest::Test
       output = Sass.compile_string(content, **sass_configs(page))
       map = output.source_map && JSON.parse(output.source_map)
       map&.fetch('sources')&.map! do |source|
-        source.start_with?('file:') ? URI(source).route_from("file://#{@site_source}/").to_s : source
+        source.start_with?('file:') ? URI(source).route_from("#{FILE_URL_PREFIX}#{@site_source}/").to_s : source
       end
       [output.css, map]
     rescue Sass::CompileError => e

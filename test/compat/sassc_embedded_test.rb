@@ -57,7 +57,7 @@ class SasscEmbeddedCompatTest < Minitest::Test
   # caller leaves them: unset (nil).
   def render(template, options = {})
     filename = options[:filename]
-    file_url = "file://#{File.absolute_path(filename || 'stdin')}"
+    file_url = "#{FILE_URL_PREFIX}#{File.absolute_path(filename || 'stdin')}"
     importer = options[:importer] ? ShimImporter.new(file_url) : nil
     result = Sass.compile_string(
       template,
