@@ -35,7 +35,8 @@ module SassEmbeddedRubies
   module WindowsRuby
     # Where the Wine root keeps it.
     PREFIX = '/opt/sass-embedded-windows-ruby'
-    # What it is made from (their checksum is its stamp, as ruby.sh computes it).
+    # What it is made from, with OpenSSL's tarball (musl's, the same
+    # release): their checksum is its stamp, as ruby.sh computes it.
     INPUTS = %w[ruby.sh wine-pioinfo.c].map { |name| File.expand_path("windows/#{name}", __dir__) }.freeze
 
     module_function
@@ -46,8 +47,9 @@ module SassEmbeddedRubies
     def call(checkout)
       SassEmbeddedRubies.prepare([WINE])
       puts "\n== the Windows Ruby (root #{Roots.path(WINE)}, kept in #{kept})"
-      stamp = Digest::SHA256.hexdigest(INPUTS.map { |input| File.binread(input) }.join)
-      script = "#{restore_script(stamp, checkout)}; sh tasks/rubies/windows/ruby.sh #{PREFIX}"
+      openssl = Musl.openssl_tarball(checkout)
+      stamp = Digest::SHA256.hexdigest(INPUTS.map { |input| File.binread(input) }.join + "#{File.basename(openssl)}\n")
+      script = "#{restore_script(stamp, checkout)}; sh tasks/rubies/windows/ruby.sh #{PREFIX} #{openssl.shellescape}"
       run = SassEmbeddedRubies.run(WINE, script, {}, limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
       abort "the Windows Ruby was not made (#{run.place})" unless run.success?
 

@@ -11,9 +11,11 @@
 #   UCRT in what it links and names the arch x64-mingw-ucrt.
 # - Trixie's toolchain (GCC 14, mingw-w64 12): sid's (GCC 16, mingw-w64 14)
 #   does not build Ruby 3.3 (C23 ANYARGS, clock_gettime redefined).
-# - Debian's ruby3.3 upstream tarball, its zlib and libyaml built static
-#   with the same toolchain (RubyGems needs zlib to unpack a gem and psych
-#   to read its specification); the root's own Ruby 3.3 is the baseruby.
+# - Debian's ruby3.3 upstream tarball; its zlib, libyaml and OpenSSL (the
+#   tarball the task hands over, verified) built static with the same
+#   toolchain (RubyGems needs zlib to unpack a gem, psych to read its
+#   specification and openssl for its digests); the root's own Ruby 3.3 is
+#   the baseruby.
 # - No bundled gems: the tarball does not carry their .gem files and
 #   `make install` would download them. minitest and rake for the suite are
 #   the root's own Debian packages (pure Ruby, read through GEM_PATH).
@@ -22,11 +24,12 @@
 # - The toolchain's DLLs that Ruby's binaries import (libssp-0.dll: without
 #   it ruby.exe exits 53 with no output) are copied beside ruby.exe.
 #
-# Usage: ruby.sh PREFIX (prints "windows ruby: ..." lines).
+# Usage: ruby.sh PREFIX OPENSSL_TARBALL (prints "windows ruby: ..." lines).
 set -eu
 PREFIX=$1
+OPENSSL=$2
 here=$(cd "$(dirname "$0")" && pwd)
-stamp=$(cat "$0" "$here/wine-pioinfo.c" | sha256sum | cut -d' ' -f1)
+stamp=$( (cat "$0" "$here/wine-pioinfo.c"; basename "$OPENSSL") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "windows ruby: cached in $PREFIX/ruby ($(cat "$PREFIX/version"))"
   exit 0
@@ -51,6 +54,7 @@ sources() {
     [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
     tar xf "$archive"
   done
+  tar xf "$OPENSSL"
 }
 
 # Debian's zlib tarball has no win32/ makefile, and libyaml's has no
@@ -69,6 +73,14 @@ libyaml() {
       -DYAML_VERSION_PATCH=5 '-DYAML_VERSION_STRING="0.2.5"' -c "$file" -o "${file%.c}.o"
   done
   "$triple-ar" rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
+}
+
+openssl() {
+  cd "$PREFIX"/src/openssl-*/
+  ./Configure mingw64 no-shared no-tests no-docs no-module --cross-compile-prefix="$triple-" \
+    --prefix="$PREFIX/deps" --libdir=lib > build.log 2>&1 || { tail -30 build.log; exit 1; }
+  make -j"$jobs" build_libs >> build.log 2>&1 || { tail -40 build.log; exit 1; }
+  make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
 }
 
 ruby() {
@@ -95,11 +107,11 @@ ruby() {
   fi
   make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
   make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
-  for log in ext/*/mkmf.log ext/*/*/mkmf.log; do
-    [ -f "$log" ] || continue
-    grep -q 'Failed\|failed' "$log" 2>/dev/null && echo "windows ruby: see $PREFIX/build/$log"
-  done
   grep -h 'Failed to configure\|failed to build\|skipped' make.log | sed 's/^/windows ruby: /' || true
+  for ext in zlib psych openssl; do
+    [ -f "$PREFIX/ruby/lib/ruby/3.3.0/x64-mingw-ucrt/$ext.so" ] ||
+      { tail -20 "ext/$ext/mkmf.log"; echo "windows ruby: the $ext extension was not built"; exit 1; }
+  done
 }
 
 # Every DLL the Ruby's binaries import that the toolchain has (and Windows
@@ -121,6 +133,7 @@ runtime_dlls() {
 timed sources
 timed zlib
 timed libyaml
+timed openssl
 timed ruby
 timed runtime_dlls
 /usr/bin/ruby3.3 --disable-gems -I"$(ls -d "$PREFIX"/ruby/lib/ruby/3.3.0/x64-mingw-ucrt)" -rrbconfig \
