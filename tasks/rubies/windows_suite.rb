@@ -121,8 +121,8 @@ module SassEmbeddedRubies
         "cat #{WORK}/gem.txt",
         'minitest=Z:$(ls -d /usr/lib/ruby/gems/3.3.0/gems/minitest-*/lib | tail -1)',
         "started=$(date +%s); timeout -k 10 #{ENV.fetch('SASS_WINDOWS_SUITE_TIMEOUT', '2400')} #{ruby} -w -Ilib " \
-        "-Itest -I\"$minitest\" -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); ARGV.replace(ARGV - files); " \
-        "files.each { |file| require File.expand_path(file) }' #{files} " \
+        "-Itest -I\"$minitest\" -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
+        "ARGV.replace(ARGV - files); files.each { |file| require File.expand_path(file) }' #{files} " \
         "#{ENV.fetch('TESTOPTS', '')} > #{WORK}/suite.txt 2>&1 </dev/null || failed=1",
         "cat #{WORK}/suite.txt", 'echo "windows: suite in $(( $(date +%s) - started )) s"'
       ]
