@@ -70,7 +70,11 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
     end
   end
 
-  nowhere = 'http://127.0.0.1:9'
+  # Proxies that lead nowhere; not on Windows, where a proxy makes RubyGems
+  # load its resolver's registry code, which needs fiddle, which the Windows
+  # Ruby cross-built for rake test:windows lacks (Debian has no libffi for
+  # mingw-w64): there --local alone keeps the install off the network.
+  nowhere = WINDOWS ? nil : 'http://127.0.0.1:9'
   env = {
     'PATH' => bin, 'GEM_HOME' => home, 'GEM_PATH' => [home, *Gem.path].join(File::PATH_SEPARATOR),
     'HOME' => tmp, 'RUBYLIB' => nil, 'RUBYOPT' => nil, 'BUNDLE_GEMFILE' => nil,
