@@ -135,7 +135,7 @@ class CompileErrorTest < Minitest::Test
     assert_equal 'bad input from Ruby (ArgumentError)', error.message.lines.first.chomp
     assert_kind_of ArgumentError, error.cause
     assert_equal error.cause.backtrace, error.backtrace
-    assert_equal "#{__FILE__}:#{line}", error.backtrace.first[/\A[^:]+:\d+/]
+    assert_equal "#{__FILE__}:#{line}", error.backtrace.first[/\A(?:[A-Za-z]:)?[^:]+:\d+/]
     assert_match(/fail\(\)/, error.span.text)
     full = error.full_message(highlight: false)
     first_line = "#{error.backtrace.first}: Error: bad input from Ruby (ArgumentError) (Sass::CompileError)\n"

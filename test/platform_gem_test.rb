@@ -23,6 +23,7 @@ class PlatformGemTest < Minitest::Test
     assert_equal 'aarch64-linux-musl', platform('aarch64-linux-musl')
     assert_equal 'arm64-darwin', platform('arm64-darwin-23')
     assert_equal 'x86_64-darwin', platform('x86_64-darwin-19')
+    assert_equal 'x64-mingw-ucrt', platform('x64-mingw-ucrt')
     assert_includes SassEmbeddedBuild::CompilerPackage::GEM_PLATFORMS.values,
                     SassEmbeddedBuild::CompilerPackage.gem_platform.to_s
   end
@@ -83,11 +84,12 @@ class PlatformGemTest < Minitest::Test
     minor = RUBY_VERSION[/\A\d+\.\d+/]
     skip "no build for Ruby #{minor} under lib/sass/" unless GEM.extensions(ROOT).key?(minor)
 
-    spec, = GEM.specification(ROOT, minors: [minor], platform: Gem::Platform.new('x86_64-linux'))
-    assert_equal 'x86_64-linux', spec.platform.to_s
+    local = SassEmbeddedBuild::CompilerPackage.gem_platform
+    spec, = GEM.specification(ROOT, minors: [minor], platform: local)
+    assert_equal local.to_s, spec.platform.to_s
     assert_empty spec.extensions
     assert_includes spec.files, "lib/sass/#{minor}/sass_embedded.#{RbConfig::CONFIG['DLEXT']}"
-    assert_includes spec.files, 'lib/sass/embedded/dart-sass/sass'
+    assert_includes spec.files, WINDOWS ? 'lib/sass/embedded/dart-sass/sass.bat' : 'lib/sass/embedded/dart-sass/sass'
     assert_includes spec.files, 'lib/sass/embedded/dart-sass/.package'
     assert_includes spec.files, 'lib/sass/embedded/version.rb'
     assert_empty spec.files.grep(%r{\Aext/|\ACargo\.})

@@ -11,6 +11,15 @@ require 'sass-embedded'
 # (file:///C:/dir/a.scss).
 FILE_URL_PREFIX = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/) ? 'file:///' : 'file://'
 
+# How a compile's error describes a compiler ended by Process.kill(:KILL):
+# on Windows Ruby ends the process with TerminateProcess and exit code 0,
+# and no signal is left to name.
+KILLED_COMPILER = if RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
+                    /exited with status \d+/
+                  else
+                    /was killed by signal 9 \(SIGKILL\)/
+                  end
+
 # Shared helpers: every test runs under a time limit (a hang fails instead of
 # stalling the suite), and compilers a test makes are closed after it.
 module SassTestHelpers

@@ -10,7 +10,15 @@ require_relative 'test_helper'
 class WaitingMechanismTest < Minitest::Test
   include SassTestHelpers
 
-  def expected = ENV.fetch('SASS_EMBEDDED_EXPECT_WAIT') { RUBY_PLATFORM.include?('linux') ? 'epoll' : 'poll' }
+  def expected
+    ENV.fetch('SASS_EMBEDDED_EXPECT_WAIT') do
+      if WINDOWS then 'reader'
+      elsif RUBY_PLATFORM.include?('linux') then 'epoll'
+      else
+        'poll'
+      end
+    end
+  end
 
   def test_the_extension_waits_with_the_mechanism_this_run_expects
     assert_equal expected, Sass::Embedded.const_get(:Host)::WAIT_MECHANISM

@@ -167,11 +167,13 @@ module SassEmbeddedBuild
     # The platform of a platform gem built on this machine: RubyGems' own
     # platform without the OS version (+arm64-darwin+, not +arm64-darwin-23+),
     # and on Linux only the musl suffix (+x86_64-linux+ for glibc, which newer
-    # RubyGems may call +x86_64-linux-gnu+; +x86_64-linux-musl+).
+    # RubyGems may call +x86_64-linux-gnu+; +x86_64-linux-musl+); on Windows
+    # the C runtime (+x64-mingw-ucrt+).
     # @return [Gem::Platform]
     def gem_platform(local = Gem::Platform.local)
-      libc = local.version if local.os == 'linux' && local.version.to_s.start_with?('musl')
-      Gem::Platform.new([local.cpu, local.os, libc])
+      runtime = local.version if local.os == 'linux' && local.version.to_s.start_with?('musl')
+      runtime = local.version if local.os == 'mingw'
+      Gem::Platform.new([local.cpu, local.os, runtime])
     end
 
     # Whether this Ruby runs on musl libc (Alpine) rather than glibc, told by

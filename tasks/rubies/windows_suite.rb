@@ -75,8 +75,7 @@ module SassEmbeddedRubies
     # What the gem must carry: a PE32+ x86-64 DLL that imports the UCRT and
     # not msvcrt.dll, and the Ruby it was built for.
     def check_dll(path)
-      image = SassEmbeddedBuild::PE.read(path)
-      problems = image.problems(ruby_dll: "x64-ucrt-ruby#{MINOR.delete('.')}0.dll")
+      problems = (image = SassEmbeddedBuild::PE.read(path)).problems(ruby_dll: "x64-ucrt-ruby#{MINOR.delete('.')}0.dll")
       abort "test:windows: #{path}: #{problems.join('; ')}" unless problems.empty?
 
       puts "#{path}: PE32+ x86-64 DLL importing #{image.imports.join(', ')}"
@@ -98,10 +97,8 @@ module SassEmbeddedRubies
       path
     end
 
-    # What the Windows Ruby reads: the root's Debian gems (GEM_PATH; the
-    # root Ruby's bundled minitest by -I, since that gem directory also
-    # holds gems with Linux extensions), and the suite's time budgets scaled
-    # for Wine.
+    # What the Windows Ruby reads: the root's Debian gems (GEM_PATH), and the
+    # suite's time budgets scaled for Wine.
     def suite_environment
       { 'SASS_WINDOWS_GEM_PATH' => 'Z:/usr/share/rubygems-integration/all',
         'SASS_TEST_TIME_SCALE' => ENV.fetch('SASS_TEST_TIME_SCALE', '4'),
@@ -114,14 +111,18 @@ module SassEmbeddedRubies
       ruby = "wine #{WORK}/ruby/bin/ruby.exe"
       files = "$(find test -name '*_test.rb' | sort)"
       [
-        'export GEM_PATH="$SASS_WINDOWS_GEM_PATH"',
+        # The root Ruby's bundled minitest as a gem directory of its own (its
+        # gem directory also holds gems with Linux extensions, which
+        # RubyGems would warn about at every start).
+        "rm -rf #{WORK}/gems; mkdir -p #{WORK}/gems/gems #{WORK}/gems/specifications; for part in gems " \
+        "specifications; do cp -r /usr/lib/ruby/gems/3.3.0/$part/minitest-* #{WORK}/gems/$part/; done",
+        "export GEM_PATH=\"$SASS_WINDOWS_GEM_PATH;Z:$PWD/#{WORK}/gems\"",
         "#{ruby} -v > #{WORK}/ruby-v.txt 2>&1 </dev/null; cat #{WORK}/ruby-v.txt",
         "timeout -k 10 600 #{ruby} test/install/platform_gem.rb Z:#{gem} > #{WORK}/gem.txt 2>&1 </dev/null " \
         '|| failed=1',
         "cat #{WORK}/gem.txt",
-        'minitest=Z:$(ls -d /usr/lib/ruby/gems/3.3.0/gems/minitest-*/lib | tail -1)',
         "started=$(date +%s); timeout -k 10 #{ENV.fetch('SASS_WINDOWS_SUITE_TIMEOUT', '2400')} #{ruby} -w -Ilib " \
-        "-Itest -I\"$minitest\" -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
+        "-Itest -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
         "ARGV.replace(ARGV - files); files.each { |file| require File.expand_path(file) }' #{files} " \
         "#{ENV.fetch('TESTOPTS', '')} > #{WORK}/suite.txt 2>&1 </dev/null || failed=1",
         "cat #{WORK}/suite.txt", 'echo "windows: suite in $(( $(date +%s) - started )) s"'
@@ -129,8 +130,9 @@ module SassEmbeddedRubies
     end
 
     def summarize(run, build, gem)
-      runs, assertions, failures, errors, skips = Suite.counts(run.output)&.values
-      installed = run.output[/^platform gem .* installed in .*$/]
+      # The Windows Ruby ends its lines with CRLF.
+      runs, assertions, failures, errors, skips = Suite.counts(run.output.delete("\r"))&.values
+      installed = run.output.delete("\r")[/^platform gem .* installed in .*$/]
       puts "\n== test:windows summary"
       puts "extension built in #{SassEmbeddedRubies.duration(build.seconds)} (#{build.place}); #{gem}"
       puts installed ? "under Wine: #{installed}" : 'under Wine: the gem was NOT installed and used'

@@ -12,6 +12,13 @@ require 'uri'
 # Sass signature; a CompileError turned into a SassC::SyntaxError built from
 # +full_message+, the span's line and URL, and +loaded_urls+.
 class SasscEmbeddedCompatTest < Minitest::Test
+  # The path of a file: URL, as the shim reads it (on Windows without the
+  # slash before the drive letter).
+  def self.url_path(url)
+    path = URI.decode_www_form_component(URI(url).path)
+    path.match?(%r{\A/[A-Za-z]:/}) ? path.delete_prefix('/') : path
+  end
+
   # Stands for SassC::SyntaxError.
   class SyntaxError < StandardError
     attr_reader :filename, :line
@@ -41,15 +48,15 @@ class SasscEmbeddedCompatTest < Minitest::Test
       return url if url.start_with?(IMPORT)
       return nil unless url.start_with?('file:')
 
-      path = URI.decode_www_form_component(URI(url).path)
+      path = SasscEmbeddedCompatTest.url_path(url)
       candidates = [path, "#{File.dirname(path)}/_#{File.basename(path)}"].flat_map { |p| ["#{p}.scss", p] }
       found = candidates.find { |candidate| File.file?(candidate) }
-      "#{IMPORT}file://#{found}" if found
+      "#{IMPORT}#{FILE_URL_PREFIX}#{found}" if found
     end
 
     def load(canonical_url)
       url = canonical_url.delete_prefix(IMPORT)
-      { contents: File.read(URI(url).path), syntax: :scss, source_map_url: url }
+      { contents: File.read(SasscEmbeddedCompatTest.url_path(url)), syntax: :scss, source_map_url: url }
     end
   end
 
@@ -80,7 +87,7 @@ class SasscEmbeddedCompatTest < Minitest::Test
     [result, importer]
   rescue Sass::CompileError => e
     line = e.span&.start&.line
-    path = e.span&.url&.then { |url| URI(url).path if url.start_with?('file:') }
+    path = e.span&.url&.then { |url| SasscEmbeddedCompatTest.url_path(url) if url.start_with?('file:') }
     raise SyntaxError.new(e.full_message, filename: path, line: line && (line + 1))
   end
 
@@ -140,7 +147,7 @@ class SasscEmbeddedCompatTest < Minitest::Test
     error = assert_raises(SyntaxError) do
       render("a {\n  b: broken(1);\n}", filename: '/tmp/app.scss', functions:, alert_color: nil)
     end
-    assert_equal '/tmp/app.scss', error.filename
+    assert_equal File.absolute_path('/tmp/app.scss'), error.filename
     assert_equal 2, error.line
     assert_match(/Error: error in C function broken \(Sass::ScriptError\) \(Sass::CompileError\)/, error.message)
     assert_match(/from #{Regexp.escape(__FILE__)}/, error.message, 'the Ruby backtrace is in the message')
@@ -148,7 +155,7 @@ class SasscEmbeddedCompatTest < Minitest::Test
 
   def test_syntax_errors_carry_the_line_and_file
     error = assert_raises(SyntaxError) { render("a {\n  b: ;\n}", filename: '/tmp/broken.scss', alert_color: nil) }
-    assert_equal '/tmp/broken.scss', error.filename
+    assert_equal File.absolute_path('/tmp/broken.scss'), error.filename
     assert_equal 2, error.line
     assert_match(/Expected expression/, error.message)
     refute_match(/\e\[/, error.message) unless Exception.to_tty?

@@ -14,7 +14,9 @@ use sass_embedded_core::{HostError, HostErrorKind};
 pub fn host_error(ruby: &Ruby, error: &HostError) -> Error {
     let message = error.to_string();
     match error.kind() {
-        HostErrorKind::System(Some(errno)) => system_call_error(ruby, message, errno),
+        HostErrorKind::System(Some(code)) => {
+            system_call_error(ruby, message, crate::gvl::ruby_errno(code))
+        }
         HostErrorKind::System(None) => Error::new(ruby.exception_io_error(), message),
         HostErrorKind::Protocol => system_call_error(ruby, message, libc::EPROTO),
         HostErrorKind::Io | HostErrorKind::Closed | HostErrorKind::Compile => {

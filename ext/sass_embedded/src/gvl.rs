@@ -225,6 +225,22 @@ pub fn wait_readable(
     Ok(())
 }
 
+/// The errno Ruby names a system error by: on Unix the OS's code itself; on
+/// Windows, where the OS's codes are Windows error codes (3: path not found),
+/// the errno Ruby maps that code to (`rb_w32_map_errno`: ENOENT), as Ruby's
+/// own calls do.
+#[cfg(unix)]
+pub fn ruby_errno(code: i32) -> i32 {
+    code
+}
+
+#[cfg(windows)]
+pub fn ruby_errno(code: i32) -> i32 {
+    // SAFETY: a pure lookup in Ruby's table of Windows error codes; it sets
+    // the C runtime's errno as well, which nothing reads after this.
+    unsafe { rb_sys::rb_w32_map_errno(code as u32) }
+}
+
 /// The core's waitables as Ruby's descriptors, valid while this lives: on
 /// Unix the descriptors themselves; on Windows, where the core waits on
 /// sockets and Ruby on C runtime descriptors, each socket wrapped in a

@@ -38,6 +38,9 @@ module Sass
       # The stylesheet extensions, in the order a request tries them.
       EXTENSIONS = %w[.scss .sass .css].freeze
 
+      # Whether files are Windows's (see #opened_path).
+      WINDOWS = Gem.win_platform?
+
       # Returned for a path under the prefix that must not be served.
       REFUSED = :refused
 
@@ -185,13 +188,17 @@ module Sass
 
       # The path of the file +file+ has open: on Linux the descriptor's own
       # (/proc), which names exactly the file opened. Elsewhere +path+ (what
-      # was opened) if it still is that file's real path once opened.
+      # was opened) if it still is that file's real path once opened. (On
+      # Windows Ruby numbers a device one way for a path's stat, the drive,
+      # and another for an open file's, so there the file's index alone,
+      # unique within its volume, tells them apart.)
       def opened_path(file, path)
         File.readlink("/proc/self/fd/#{file.fileno}")
       rescue SystemCallError
         now = File.stat(path)
         opened = file.stat
-        path if File.realpath(path) == path && now.dev == opened.dev && now.ino == opened.ino
+        same_device = WINDOWS || now.dev == opened.dev
+        path if File.realpath(path) == path && same_device && now.ino == opened.ino
       end
     end
   end
