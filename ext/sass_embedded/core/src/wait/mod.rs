@@ -76,9 +76,9 @@ pub(crate) use mechanism::{thread_output, Selector};
 pub use mechanism::{Bell, MECHANISM};
 pub use park::{Parker, Waker};
 
-use crate::sys::{self, Interest};
 /// What a wait is on: a file descriptor, a socket on Windows.
 pub use crate::sys::Waitable;
+use crate::sys::{self, Interest};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
