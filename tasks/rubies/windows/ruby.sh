@@ -11,11 +11,11 @@
 #   UCRT in what it links and names the arch x64-mingw-ucrt.
 # - Trixie's toolchain (GCC 14, mingw-w64 12): sid's (GCC 16, mingw-w64 14)
 #   does not build Ruby 3.3 (C23 ANYARGS, clock_gettime redefined).
-# - Debian's ruby3.3 upstream tarball; its zlib, libyaml and OpenSSL (the
-#   tarball the task hands over, verified) built static with the same
-#   toolchain (RubyGems needs zlib to unpack a gem, psych to read its
-#   specification and openssl for its digests); the root's own Ruby 3.3 is
-#   the baseruby.
+# - Debian's ruby3.3 upstream tarball; its zlib, libyaml, libffi and
+#   OpenSSL (the tarball the task hands over, verified) built static with
+#   the same toolchain (RubyGems needs zlib to unpack a gem, psych to read
+#   its specification, openssl for its digests, and fiddle for the
+#   resolver it loads on Windows); the root's own Ruby 3.3 is the baseruby.
 # - No bundled gems: the tarball does not carry their .gem files and
 #   `make install` would download them. minitest and rake for the suite are
 #   the root's own Debian packages (pure Ruby, read through GEM_PATH).
@@ -48,8 +48,8 @@ export PATH="$PREFIX/tools:$PATH"
 sources() {
   cd "$PREFIX/src"
   apt-get update -qq
-  apt-get source --download-only ruby3.3 zlib libyaml > apt-source.log 2>&1 || true
-  for package in zlib libyaml ruby3.3; do
+  apt-get source --download-only ruby3.3 zlib libyaml libffi > apt-source.log 2>&1 || true
+  for package in zlib libyaml libffi ruby3.3; do
     archive=$(ls "$package"_*.orig.tar.* 2>/dev/null | head -1)
     [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
     tar xf "$archive"
@@ -73,6 +73,13 @@ libyaml() {
       -DYAML_VERSION_PATCH=5 '-DYAML_VERSION_STRING="0.2.5"' -c "$file" -o "${file%.c}.o"
   done
   "$triple-ar" rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
+}
+
+libffi() {
+  cd "$PREFIX"/src/libffi-*/
+  ./configure --host=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/deps" --disable-shared \
+    --enable-static --disable-docs > build.log 2>&1 || { tail -30 build.log; exit 1; }
+  make -j"$jobs" >> build.log 2>&1 && make install >> build.log 2>&1 || { tail -40 build.log; exit 1; }
 }
 
 openssl() {
@@ -108,7 +115,7 @@ ruby() {
   make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
   make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
   grep -h 'Failed to configure\|failed to build\|skipped' make.log | sed 's/^/windows ruby: /' || true
-  for ext in zlib psych openssl; do
+  for ext in zlib psych openssl fiddle; do
     [ -f "$PREFIX/ruby/lib/ruby/3.3.0/x64-mingw-ucrt/$ext.so" ] ||
       { tail -20 "ext/$ext/mkmf.log"; echo "windows ruby: the $ext extension was not built"; exit 1; }
   done
@@ -133,6 +140,7 @@ runtime_dlls() {
 timed sources
 timed zlib
 timed libyaml
+timed libffi
 timed openssl
 timed ruby
 timed runtime_dlls
