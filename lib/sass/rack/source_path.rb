@@ -41,6 +41,12 @@ module Sass
       # Whether files are Windows's (see #opened_path).
       WINDOWS = Gem.win_platform?
 
+      # How a stylesheet is opened: without blocking, so that a FIFO put in
+      # its place is refused, not waited on. Not on Windows, which has no
+      # FIFOs, and where Ruby's File::NONBLOCK is 1, the bit of O_WRONLY, so
+      # that the file would be opened for writing only.
+      OPEN_FLAGS = WINDOWS ? File::RDONLY : File::RDONLY | File::NONBLOCK
+
       # Returned for a path under the prefix that must not be served.
       REFUSED = :refused
 
@@ -116,7 +122,7 @@ module Sass
       # FIFO put in its place is refused, not waited on.
       # @return [String, REFUSED]
       def read(source)
-        File.open(source, File::RDONLY | File::NONBLOCK) do |file|
+        File.open(source, OPEN_FLAGS) do |file|
           return REFUSED unless file.stat.file?
 
           opened = opened_path(file, source)
