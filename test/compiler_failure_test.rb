@@ -8,7 +8,8 @@ class CompilerFailureTest < Minitest::Test
   def test_missing_compiler_names_the_path
     with_compiler_env('/nonexistent/bin/sass') do
       error = assert_raises(Errno::ENOENT) { new_compiler.compile_string('a { b: c }') }
-      assert_match(%r{could not start the Sass compiler `/nonexistent/bin/sass --embedded`}, error.message)
+      assert_match(%r{could not start the Sass compiler `(?:[A-Za-z]:)?/nonexistent/bin/sass --embedded`},
+                   error.message)
     end
   end
 

@@ -115,7 +115,7 @@ class RackPrecompileTest < Minitest::Test
       Sass::Rack::Task.new(root: 'styles', output: 'public/css', stlye: :compressed)
     RUBY
     lib = File.expand_path('../../lib', __dir__)
-    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, '-S', 'rake', '-T', chdir: @dir)
+    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, Gem.bin_path('rake', 'rake'), '-T', chdir: @dir)
     refute status.success?, out
     assert_match 'unknown keyword: :stlye', out
   end
@@ -127,10 +127,11 @@ class RackPrecompileTest < Minitest::Test
       Sass::Rack::Task.new(:css, root: 'styles', output: 'other')
     RUBY
     lib = File.expand_path('../../lib', __dir__)
-    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, '-S', 'rake', '-T', chdir: @dir)
+    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, Gem.bin_path('rake', 'rake'), '-T', chdir: @dir)
     assert status.success?, out
     assert_match 'rake sass:precompile  # Compile the stylesheets in styles into public/css', out
-    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, '-S', 'rake', 'sass:precompile', 'css',
+    rake = Gem.bin_path('rake', 'rake')
+    out, status = Open3.capture2e({ 'RUBYLIB' => lib }, RbConfig.ruby, rake, 'sass:precompile', 'css',
                                   chdir: @dir)
     assert status.success?, out
     assert_match "wrote #{File.join(@output, 'app.css')}", out
