@@ -75,10 +75,12 @@ libyaml() {
   "$triple-ar" rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
 }
 
+# Debian's libffi tarball has no configure: autogen.sh makes it.
 libffi() {
   cd "$PREFIX"/src/libffi-*/
+  ./autogen.sh > build.log 2>&1 || { tail -30 build.log; exit 1; }
   ./configure --host=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/deps" --disable-shared \
-    --enable-static --disable-docs > build.log 2>&1 || { tail -30 build.log; exit 1; }
+    --enable-static --disable-docs >> build.log 2>&1 || { tail -30 build.log; exit 1; }
   make -j"$jobs" >> build.log 2>&1 && make install >> build.log 2>&1 || { tail -40 build.log; exit 1; }
 }
 
