@@ -23,7 +23,7 @@ module SassEmbeddedRubies
   WINE = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], purpose: 'wine', deb_src: %w[trixie],
                   packages: %w[ruby3.3 wine64 wine gcc-mingw-w64-ucrt64 mingw-w64-ucrt64-dev
                                binutils-mingw-w64-x86-64 make xz-utils dpkg-dev autoconf automake
-                               libtool] + RACK3,
+                               libtool libltdl-dev] + RACK3,
                   label: "Debian trixie's Wine 10")
 
   # The Windows Ruby (x64-mingw-ucrt, 3.3), cross-built in the Wine root
