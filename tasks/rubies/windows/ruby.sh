@@ -81,7 +81,10 @@ libffi() {
   ./autogen.sh > build.log 2>&1 || { tail -30 build.log; exit 1; }
   ./configure --host=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/deps" --disable-shared \
     --enable-static --disable-docs >> build.log 2>&1 || { tail -30 build.log; exit 1; }
-  make -j"$jobs" >> build.log 2>&1 && make install >> build.log 2>&1 || { tail -40 build.log; exit 1; }
+  # In the directory configure made for the host (the top-level makefile
+  # also walks a build-machine directory that does not exist).
+  make -j"$jobs" -C "$triple" >> build.log 2>&1 && make -C "$triple" install >> build.log 2>&1 ||
+    { tail -40 build.log; exit 1; }
 }
 
 openssl() {
