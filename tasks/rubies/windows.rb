@@ -120,6 +120,11 @@ module SassEmbeddedRubies
         "[ -f #{PREFIX}/system.reg ] || { timeout 300 wine wineboot -i >/dev/null 2>&1 </dev/null; " \
         'timeout 300 wineserver -w; }',
         'wineserver -p >/dev/null 2>&1 </dev/null',
+        # The TCP/IP settings Windows keeps in its registry and Wine's
+        # prefix lacks: RubyGems' resolver reads them on Windows (any gem
+        # install), and raises where the key is missing.
+        "wine reg add 'HKLM\\System\\CurrentControlSet\\Services\\Tcpip\\Parameters\\Interfaces' /f " \
+        '>/dev/null 2>&1 </dev/null',
         *lines,
         'wineserver -k', 'exit $failed'
       ].join('; ')
