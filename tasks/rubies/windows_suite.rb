@@ -33,7 +33,7 @@ module SassEmbeddedRubies
       SassEmbeddedBuild::CompilerPackage.install(File.join(copy, 'lib', 'sass', 'embedded', 'dart-sass'),
                                                  Sass::Embedded::VERSION, archive:, package: COMPILER)
       build = build_extension(copy)
-      gem = pack(copy, checkout, compiler_cache)
+      gem = pack(copy, checkout)
       puts "\n== test:windows: the #{PLATFORM} gem and the suite under Wine (root #{Roots.path(WINE)})"
       script = Wine.script(suite_lines(File.join(copy, 'pkg', File.basename(gem))))
       run = SassEmbeddedRubies.run(WINE, script, suite_environment, limit: ENV.fetch('SASS_WINDOWS_TIMEOUT', '3600'),
@@ -75,7 +75,8 @@ module SassEmbeddedRubies
     # What the gem must carry: a PE32+ x86-64 DLL that imports the UCRT and
     # not msvcrt.dll, and the Ruby it was built for.
     def check_dll(path)
-      problems = (image = SassEmbeddedBuild::PE.read(path)).problems(ruby_dll: "x64-ucrt-ruby#{MINOR.delete('.')}0.dll")
+      image = SassEmbeddedBuild::PE.read(path)
+      problems = image.problems(ruby_dll: "x64-ucrt-ruby#{MINOR.delete('.')}0.dll")
       abort "test:windows: #{path}: #{problems.join('; ')}" unless problems.empty?
 
       puts "#{path}: PE32+ x86-64 DLL importing #{image.imports.join(', ')}"
@@ -83,15 +84,14 @@ module SassEmbeddedRubies
 
     # The gem, packed on the machine from the copy (its Windows extension
     # and compiler), into the copy's pkg/ and the checkout's.
-    def pack(copy, checkout, _compiler_cache)
+    def pack(copy, checkout)
       path = SassEmbeddedBuild::PlatformGem.build(copy, File.join(copy, 'pkg'), minors: [MINOR],
                                                                                 platform: Gem::Platform.new(PLATFORM))
       CheckoutCopy.unpacked(path, 'test:windows') do |tmp|
         check_dll(File.join(tmp, 'lib', 'sass', MINOR, 'sass_embedded.so'))
         dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart.exe')
-        abort "test:windows: #{path} carries no dart.exe" unless File.file?(dart)
-        amd64 = SassEmbeddedBuild::PE.read(dart).x86_64?
-        abort "test:windows: #{path}'s dart.exe is not an x86-64 program" unless amd64
+        x64_dart = File.file?(dart) && SassEmbeddedBuild::PE.read(dart).x86_64?
+        abort "test:windows: #{path} carries no x86-64 dart.exe" unless x64_dart
       end
       CheckoutCopy.keep(path, checkout)
       path
