@@ -3,9 +3,11 @@
 //! the first packet) writes the queue in order with blocking writes. A
 //! compiler that stops reading blocks that thread alone.
 //!
-//! How much of what was written a compiler never read cannot be asked of
-//! an anonymous pipe here: [`Outbox::read_position`] says `None`, as on
-//! Unixes without `FIONREAD` on a pipe's write end.
+//! How much of what was written a compiler never read is asked of the
+//! pipe's read end (a write end cannot say it here), a copy of which the
+//! outbox keeps until the input closes ([`crate::process::Input`]): so a
+//! request written to a compiler that was already dying runs again on
+//! another compiler, as on Linux.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -16,14 +18,23 @@ use bytes::Bytes;
 
 use super::OnFailure;
 use crate::executor::Executor;
+use crate::process::Input;
 
 #[derive(Default)]
 struct State {
     /// The compiler's stdin, until the writer thread takes it.
     stdin: Option<File>,
     queue: VecDeque<Bytes>,
+    /// A copy of the pipe's read end, to ask how much is unread; dropped
+    /// when the input closes (a write blocked on a compiler that died then
+    /// fails, instead of waiting for a reader that will never come).
+    unread: Option<File>,
     /// Bytes taken from callers so far.
     taken: u64,
+    /// Bytes handed to the pipe so far (the packet being written included).
+    handed: u64,
+    /// How much the compiler had read when the input closed, if known.
+    read_when_closed: Option<u64>,
     /// The writer thread runs.
     writing: bool,
     closing: bool,
@@ -54,8 +65,9 @@ impl Shared {
                     if state.failed {
                         return;
                     }
-                    if let Some(packet) = state.queue.front() {
-                        break packet.clone();
+                    if let Some(packet) = state.queue.pop_front() {
+                        state.handed += packet.len() as u64;
+                        break packet;
                     }
                     if state.closing {
                         return;
@@ -74,7 +86,6 @@ impl Shared {
                 (self.on_failure)(error);
                 return;
             }
-            self.lock().queue.pop_front();
         }
     }
 }
@@ -93,11 +104,12 @@ impl std::fmt::Debug for Outbox {
 impl Outbox {
     /// An outbox writing to `stdin`, calling `on_failure` (from the writer
     /// thread) when writing fails. (The executor is Unix's flusher.)
-    pub(crate) fn new(stdin: File, _executor: Arc<dyn Executor>, on_failure: OnFailure) -> Self {
+    pub(crate) fn new(stdin: Input, _executor: Arc<dyn Executor>, on_failure: OnFailure) -> Self {
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
-                    stdin: Some(stdin),
+                    stdin: Some(stdin.pipe),
+                    unread: Some(stdin.unread),
                     ..State::default()
                 }),
                 wake: Condvar::new(),
@@ -145,6 +157,10 @@ impl Outbox {
     pub(crate) fn close_input(&self) {
         let mut state = self.shared.lock();
         state.closing = true;
+        if let Some(read_end) = state.unread.take() {
+            state.read_when_closed = read_position(&state, &read_end);
+            drop(read_end);
+        }
         // Never written to: closed here.
         let unused = state.stdin.take();
         drop(state);
@@ -152,10 +168,24 @@ impl Outbox {
         self.shared.wake.notify_one();
     }
 
-    /// Unknown here (see the module docs).
+    /// How many bytes of what was written the compiler read, from the bytes
+    /// still in the pipe: every packet that starts at or after it never
+    /// reached the compiler. Of a packet being written, the bytes not yet
+    /// in the pipe count as read: so the answer never says a request the
+    /// compiler saw was unseen.
     pub(crate) fn read_position(&self) -> Option<u64> {
-        None
+        let state = self.shared.lock();
+        match &state.unread {
+            Some(read_end) => read_position(&state, read_end),
+            None => state.read_when_closed,
+        }
     }
+}
+
+/// With `state` locked, the writer hands the pipe nothing new.
+fn read_position(state: &State, read_end: &File) -> Option<u64> {
+    let unread = crate::sys::pipe_unread(read_end).ok()?;
+    Some(state.handed.saturating_sub(unread as u64))
 }
 
 impl Drop for Outbox {

@@ -37,7 +37,7 @@ mod os;
 #[path = "windows.rs"]
 mod os;
 
-pub use os::{capture_stderr, describe_exit};
+pub use os::{capture_stderr, describe_exit, Input};
 
 /// The command that starts a compiler: the program and the arguments before
 /// `--embedded`.
@@ -87,7 +87,7 @@ pub struct SpawnedCompiler {
     /// The child process.
     pub child: Child,
     /// The compiler's stdin: where packets are written.
-    pub stdin: File,
+    pub stdin: Input,
     /// The compiler's stdout: where packets are read.
     pub stdout: File,
     /// The compiler's stderr.
@@ -106,26 +106,27 @@ pub fn spawn(command: &CompilerCommand) -> Result<SpawnedCompiler, HostError> {
     } else {
         command.program.clone()
     };
-    let mut builder = Command::new(program);
-    builder
-        .args(&command.args)
-        .arg("--embedded")
-        .current_dir(command.working_directory())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    os::configure(&mut builder);
     let failed = |error: std::io::Error| HostError::Spawn {
         command: command.to_string(),
         errno: error.raw_os_error(),
         message: error.to_string(),
     };
+    let (child_stdin, made) = os::stdin().map_err(failed)?;
+    let mut builder = Command::new(program);
+    builder
+        .args(&command.args)
+        .arg("--embedded")
+        .current_dir(command.working_directory())
+        .stdin(child_stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    os::configure(&mut builder);
     let mut child = builder.spawn().map_err(failed)?;
     // The three pipes were requested above, so they are present.
-    let stdin = os::file(child.stdin.take().expect("stdin is piped"));
+    let stdin = os::input(made, child.stdin.take());
     let stdout = os::file(child.stdout.take().expect("stdout is piped"));
     let stderr = os::file(child.stderr.take().expect("stderr is piped"));
-    if let Err(error) = os::prepare(&child, [&stdin, &stdout, &stderr]) {
+    if let Err(error) = os::prepare(&child, &stdin, [&stdout, &stderr]) {
         let _ = child.kill();
         let _ = child.wait();
         return Err(failed(error));

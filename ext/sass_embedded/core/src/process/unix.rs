@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, ExitStatus};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
 use super::StderrTail;
@@ -22,11 +22,25 @@ pub(super) fn configure(command: &mut Command) {
 }
 
 /// After the spawn: the host's ends of the pipes never block a caller.
-pub(super) fn prepare(_child: &Child, pipes: [&File; 3]) -> io::Result<()> {
-    for pipe in pipes {
+pub(super) fn prepare(_child: &Child, stdin: &Input, outputs: [&File; 2]) -> io::Result<()> {
+    for pipe in [stdin, outputs[0], outputs[1]] {
         crate::sys::set_nonblocking(pipe.as_fd())?;
     }
     Ok(())
+}
+
+/// The compiler's stdin as the host holds it: the pipe's write end (how much
+/// of it is unread, the write end itself tells).
+pub type Input = File;
+
+/// The child's stdin: a pipe the spawn makes ([`input`] takes the host's end).
+pub(super) fn stdin() -> io::Result<(Stdio, Option<Input>)> {
+    Ok((Stdio::piped(), None))
+}
+
+/// The host's end of the compiler's stdin, after the spawn.
+pub(super) fn input(_made: Option<Input>, child: Option<ChildStdin>) -> Input {
+    file(child.expect("stdin is piped"))
 }
 
 /// One of the child's pipes as a file.

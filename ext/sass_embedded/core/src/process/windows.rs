@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::windows::process::CommandExt;
-use std::process::{Child, Command, ExitStatus};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
 use super::StderrTail;
@@ -26,8 +26,40 @@ pub(super) fn configure(command: &mut Command) {
 }
 
 /// After the spawn: the child joins the job that dies with the host.
-pub(super) fn prepare(child: &Child, _pipes: [&File; 3]) -> io::Result<()> {
+pub(super) fn prepare(child: &Child, _stdin: &Input, _outputs: [&File; 2]) -> io::Result<()> {
     crate::sys::die_with_host(child)
+}
+
+/// The compiler's stdin as the host holds it: the pipe's write end, and a
+/// copy of its read end, because only a read end can say how many bytes
+/// wait unread ([`crate::sys::pipe_unread`]). The copy also keeps the pipe
+/// whole after the compiler dies, so what it never read is still there to
+/// count (the outbox drops it when it closes the input).
+#[derive(Debug)]
+pub struct Input {
+    /// Where packets are written.
+    pub pipe: File,
+    /// The read end, never read: asked how much is unread.
+    pub unread: File,
+}
+
+/// The child's stdin: a pipe made here (the spawn gives the child an
+/// inheritable copy of the read end), and the host's [`Input`].
+pub(super) fn stdin() -> io::Result<(Stdio, Option<Input>)> {
+    let (read, write) = crate::sys::input_pipe()?;
+    let unread = read.try_clone()?;
+    Ok((
+        Stdio::from(read),
+        Some(Input {
+            pipe: write,
+            unread,
+        }),
+    ))
+}
+
+/// The host's end of the compiler's stdin, after the spawn.
+pub(super) fn input(made: Option<Input>, _child: Option<ChildStdin>) -> Input {
+    made.expect("the input pipe is made before the spawn")
 }
 
 /// One of the child's pipes as a file.

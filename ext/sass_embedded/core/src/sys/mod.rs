@@ -11,7 +11,8 @@
 //! - [`set_nonblocking`]: the host's ends of the compiler's pipes never block
 //!   a caller ([`set_blocking`]: but the reader thread's, which blocks it);
 //! - [`pipe_unread`]: how much of what the host wrote a compiler that died
-//!   never read;
+//!   never read (on Windows, asked of a read end: `input_pipe` makes the
+//!   compiler's stdin there);
 //! - [`fork_generation`]: which side of a `fork` this is, without a system
 //!   call per question;
 //! - [`poll`]: how a thread without Ruby (the raw benchmark, the tests, the

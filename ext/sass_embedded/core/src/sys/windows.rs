@@ -4,9 +4,12 @@
 //! on: threads read and write them (see [`crate::wait`] and
 //! [`crate::outbox`]).
 
+use std::fs::File;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::os::windows::io::{AsRawHandle, AsRawSocket, BorrowedSocket, OwnedSocket, RawSocket};
+use std::os::windows::io::{
+    AsRawHandle, AsRawSocket, BorrowedSocket, FromRawHandle, OwnedHandle, OwnedSocket, RawSocket,
+};
 use std::process::Child;
 use std::time::Duration;
 
@@ -19,6 +22,7 @@ use windows_sys::Win32::System::JobObjects::{
     SetInformationJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
     JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
+use windows_sys::Win32::System::Pipes::{CreatePipe, PeekNamedPipe};
 use windows_sys::Win32::System::Threading::{GetCurrentThread, GetThreadTimes};
 
 use super::Interest;
@@ -103,6 +107,54 @@ pub fn socket_pair() -> io::Result<(TcpStream, TcpStream)> {
     writer.set_nonblocking(true)?;
     writer.set_nodelay(true)?;
     Ok((reader, writer))
+}
+
+/// How large the compiler's input pipe's buffer is (what the standard
+/// library gives its own pipes).
+const INPUT_PIPE_BUFFER: u32 = 64 * 1024;
+
+/// A pipe for the compiler's stdin, neither end inheritable (the spawn
+/// hands the child an inheritable copy of the read end): (read end, write
+/// end). Blocking, not overlapped, as the child expects of its stdin.
+pub fn input_pipe() -> io::Result<(File, File)> {
+    let (mut read, mut write): (HANDLE, HANDLE) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: both out-pointers point to locals; no security attributes (so
+    // neither handle is inherited). On success both are new handles that
+    // nothing else owns, each wrapped once below.
+    if unsafe { CreatePipe(&mut read, &mut write, std::ptr::null(), INPUT_PIPE_BUFFER) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: see above: fresh handles, owned from here on.
+    let (read, write) = unsafe {
+        (
+            OwnedHandle::from_raw_handle(read),
+            OwnedHandle::from_raw_handle(write),
+        )
+    };
+    Ok((File::from(read), File::from(write)))
+}
+
+/// How many bytes wait in a pipe, unread, asked of its **read end** (an
+/// anonymous pipe's write end cannot be asked here; the host keeps a copy
+/// of the read end of the compiler's stdin for this).
+pub fn pipe_unread(read_end: &File) -> io::Result<usize> {
+    let mut unread: u32 = 0;
+    // SAFETY: the borrow keeps the handle open; no buffer is read into (null,
+    // 0), and the one out-value asked for points to a local.
+    let ok = unsafe {
+        PeekNamedPipe(
+            read_end.as_raw_handle(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            &mut unread,
+            std::ptr::null_mut(),
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(unread as usize)
 }
 
 /// There is no fork on Windows: one generation for ever.
