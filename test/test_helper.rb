@@ -56,6 +56,27 @@ module SassTestHelpers
     skip "not on Windows: #{reason}" if WINDOWS
   end
 
+  # Skips the test where this process cannot make symlinks, saying why.
+  def skip_without_symlinks
+    reason = SassTestHelpers.symlink_failure
+    skip "no symlinks here: #{reason}" if reason
+  end
+
+  # Why File.symlink makes no symlink in this process, or nil when it does:
+  # Windows makes them only for an administrator or in Developer Mode, and
+  # under Wine File.symlink reports success and makes nothing. Asked once.
+  def self.symlink_failure
+    return @symlink_failure if defined?(@symlink_failure)
+
+    @symlink_failure = Dir.mktmpdir('sass-symlink') do |dir|
+      link = File.join(dir, 'link')
+      File.symlink('target', link)
+      File.symlink?(link) ? nil : 'File.symlink reported success but made no symlink (Wine does this)'
+    rescue NotImplementedError, SystemCallError => e
+      "File.symlink fails: #{e.message}"
+    end
+  end
+
   # The pids of this process's children that are still running (not zombies).
   def child_pids
     return windows_child_pids if WINDOWS

@@ -124,7 +124,7 @@ module SassEmbeddedRubies
         "started=$(date +%s); timeout -k 10 #{ENV.fetch('SASS_WINDOWS_SUITE_TIMEOUT', '2400')} #{ruby} -w -Ilib " \
         "-Itest -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
         "ARGV.replace(ARGV - files); files.each { |file| require File.expand_path(file) }' #{files} " \
-        "#{ENV.fetch('TESTOPTS', '')} > #{WORK}/suite.txt 2>&1 </dev/null || failed=1",
+        "#{Shellwords.split(ENV.fetch('TESTOPTS', '')).shelljoin} > #{WORK}/suite.txt 2>&1 </dev/null || failed=1",
         "cat #{WORK}/suite.txt", 'echo "windows: suite in $(( $(date +%s) - started )) s"'
       ]
     end

@@ -17,6 +17,7 @@ module RackConcurrencyCases
     @dir = Dir.mktmpdir('sass-rack')
     @root = File.join(@dir, 'styles')
     @arrived = Queue.new
+    @at_gate = Queue.new
     @gate = Queue.new
   end
 
@@ -31,6 +32,7 @@ module RackConcurrencyCases
   def gated_functions
     counting = counting_function.fetch('compiled()')
     { 'compiled()' => lambda do |args|
+      @at_gate << true
       @gate.pop
       counting.call(args)
     end }
@@ -61,10 +63,15 @@ module RackConcurrencyCases
       # After an edit, the stats were taken too soon after it to be trusted:
       # the first request's compile may have missed a second edit in the
       # same tick, so the requests that arrived during it take the compile
-      # the next one makes, which started after all of them arrived.
+      # the next one makes, which started after all of them arrived. (The
+      # first request's compile is under way before the others are sent:
+      # requests that all arrived before it started would rightly take it.)
       write_file(File.join(@root, '_part.scss'), '$d: f;')
+      first = Thread.new { http(base, '/css/app.css') }
+      wait_until(timeout: 30, message: "the edit's first compile never started") { @at_gate.size == 2 }
       @arrived.clear
-      responses = concurrent_gets(base, ['/css/app.css'] * REQUESTS) { 2.times { @gate << :open } }
+      responses = concurrent_gets(base, ['/css/app.css'] * (REQUESTS - 1)) { 2.times { @gate << :open } }
+      responses << (first.join(budget(60))&.value || flunk('the first request never finished'))
       assert_equal ["a {\n  b: yes;\n  c: f;\n}"], responses.map(&:body).uniq
       assert_equal 3, compiles
     end

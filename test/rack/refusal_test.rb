@@ -32,7 +32,10 @@ class RackRefusalTest < Minitest::Test
     '/css/app%00/x.css' => 'a NUL byte in a directory',
     '/css/%ff.css' => 'invalid UTF-8',
     '/css/app%zz.css' => 'a broken escape',
-    '/css/.hidden.css' => 'a hidden file',
+    '/css/.hidden.css' => 'a hidden file'
+  }.freeze
+  # Symlinks in the root that lead out of it (where symlinks can be made).
+  LEADING_OUT = {
     '/css/outside.css' => 'a symlink leading out',
     '/css/linked/secret.css' => 'a symlinked directory leading out'
   }.freeze
@@ -69,15 +72,23 @@ class RackRefusalTest < Minitest::Test
       assert_equal expected, [status, headers['content-type'], body], what
     end
     assert_equal 0, compiles
-    # What is meant to be served still is, a symlink that stays inside too.
+    # What is meant to be served still is.
     assert_equal 200, @app.call(rack_env('/css/app.css'))[0]
+  end
+
+  def test_a_symlink_leading_out_is_a_404_that_compiles_nothing_and_one_staying_inside_is_served
+    skip_without_symlinks
+    LEADING_OUT.each do |path, what|
+      assert_equal [404, ['Not Found']], @app.call(rack_env(path)).values_at(0, 2), what
+    end
+    assert_equal 0, compiles
     assert_equal 200, @app.call(rack_env('/css/alias.css'))[0]
   end
 
   def test_through_a_server_every_refused_path_is_a_4xx_that_compiles_nothing
     assert RackServers.threaded?, 'Rack and WEBrick must be installed (ruby-rack, ruby-webrick, ruby-rackup on Rack 3)'
     with_threaded_server(@app) do |base|
-      REFUSED.each do |path, what|
+      REFUSED.merge(LEADING_OUT).each do |path, what|
         # WEBrick answers 400 itself for a path it cannot normalize.
         assert_includes [400, 404, 418], raw_status(base, path), what
       end

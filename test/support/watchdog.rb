@@ -44,6 +44,15 @@ def dump_threads(pid)
          out: $stderr, err: File::NULL)
 end
 
+# Ends +pid+ so that the run fails: on Windows Ruby's Process.kill(:KILL)
+# ends a process with exit code 0, a success, where taskkill /F gives 1.
+def kill(pid)
+  # (File::ALT_SEPARATOR: Windows, where RubyGems is not loaded here.)
+  return if File::ALT_SEPARATOR && system('taskkill', '/F', '/PID', pid.to_s, out: File::NULL, err: File::NULL)
+
+  Process.kill(:KILL, pid)
+end
+
 current = nil
 started = nil
 loop do
@@ -67,6 +76,6 @@ loop do
        "it hangs where Ruby cannot interrupt it. The suite's threads:"
   dump_threads(suite)
   warn "watchdog: killing the suite (pid #{suite}): #{current} hung"
-  Process.kill(:KILL, suite)
+  kill(suite)
   exit 1
 end

@@ -24,7 +24,12 @@ module Sass
 
         def css_etag = (@css_etag ||= Build.etag(css))
         def map_etag = (@map_etag ||= Build.etag(source_map))
-        def last_modified = snapshot&.last_modified
+
+        # The newest time of the files it read, unless Stylesheet set a later
+        # one (see Stylesheet#dated).
+        attr_writer :last_modified
+
+        def last_modified = @last_modified || snapshot&.last_modified
       end
 
       # The options {Sass.compile} takes that a Build passes on: every keyword

@@ -25,7 +25,10 @@ module Sass
     # or makes a missing one appear.
     #
     # A stat is a file's device, inode, size and modification and change
-    # times. Times have a granularity (a jiffy on Linux file systems, seconds
+    # times. On Windows Ruby's change time is the creation time, so a file
+    # copied in with its directory's time set back (tar, robocopy /DCOPY:T)
+    # would change nothing a stat says: there a directory's stat also holds
+    # a digest of its entries' names. Times have a granularity (a jiffy on Linux file systems, seconds
     # or two on others), so an edit made while the compile ran, in the same
     # tick as the previous one and keeping the size, would leave the stat as
     # it was. A snapshot with any time within MARGIN of the compile's start
@@ -42,6 +45,9 @@ module Sass
       # trusted: above every common file system's time granularity (FAT's
       # two seconds included).
       MARGIN = 2.5
+
+      # Whether a stat's change time is a creation time (see above).
+      WINDOWS = Gem.win_platform?
 
       # An importer that answers nothing and notes what it was asked: the
       # loads that did not resolve relative to the file that made them, each
@@ -118,24 +124,29 @@ module Sass
         path.valid_encoding? && !path.empty? ? path : nil
       end
 
-      # The file path of a local +file:+ URL, nil for any other URL.
+      # The file path of a local +file:+ URL, nil for any other URL. Spelled
+      # with forward slashes, as File.expand_path spells the paths it is
+      # compared with (on Windows the URL's path has backslashes).
       def self.path_of(url)
         return unless url.start_with?('file:')
 
         path = Embedded.const_get(:Url).file_url_to_path(url)
+        path = path.tr(File::ALT_SEPARATOR, File::SEPARATOR) if File::ALT_SEPARATOR
         path.valid_encoding? ? path : nil
       rescue ArgumentError
         nil
       end
 
-      # A path's device, inode, size, and modification and change times (in
-      # nanoseconds since the epoch), or nil where nothing exists.
+      # A path's device, inode, size, (on Windows, for a directory, the
+      # digest of its entries' names,) and modification and change times (in
+      # nanoseconds since the epoch, always last), or nil where nothing
+      # exists.
       def self.stat(path)
         stat = File.stat(path)
         mtime = stat.mtime
         ctime = stat.ctime
-        [stat.dev, stat.ino, stat.size, (mtime.tv_sec * 1_000_000_000) + mtime.tv_nsec,
-         (ctime.tv_sec * 1_000_000_000) + ctime.tv_nsec]
+        [stat.dev, stat.ino, stat.size, *(Dir.children(path).sort.hash if WINDOWS && stat.directory?),
+         (mtime.tv_sec * 1_000_000_000) + mtime.tv_nsec, (ctime.tv_sec * 1_000_000_000) + ctime.tv_nsec]
       rescue Errno::ENOENT, Errno::ENOTDIR
         nil
       end
@@ -147,10 +158,11 @@ module Sass
       attr_reader :settled
       alias settled? settled
 
-      # The newest modification or change time of a watched path: every
-      # change a snapshot notices moves one of them forward (a change time
-      # cannot be set back, not even by a copy that keeps the modification
-      # time), so a later result never has an earlier Last-Modified.
+      # The newest modification or change time of a watched path: on Unix
+      # every change a snapshot notices moves one of them forward (a change
+      # time cannot be set back, not even by a copy that keeps the
+      # modification time); where it can stay (Windows), Stylesheet moves
+      # Last-Modified forward itself.
       # @return [Time, nil]
       attr_reader :last_modified
 

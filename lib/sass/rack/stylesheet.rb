@@ -37,11 +37,29 @@ module Sass
           return if output.nil?
 
           log(output.error, errors) unless output.error.nil? || same_error?(@output&.error, output.error)
-          @output = output
+          @output = dated(output)
         end
       end
 
       private
+
+      # +output+, with a Last-Modified past every one this stylesheet gave
+      # when its content changed but its files' times do not say so (a copy
+      # that keeps an old modification time, on Windows, where Ruby reads no
+      # change time): a client that holds an older result never gets a 304
+      # for a different one.
+      def dated(output)
+        latest = @latest_modified
+        if latest && output.last_modified && changed?(output) && output.last_modified.to_i <= latest.to_i
+          output.last_modified = [Time.at(latest.to_i + 1), Time.now].max
+        end
+        @latest_modified = [latest, output.last_modified].compact.max
+        output
+      end
+
+      def changed?(output)
+        @output.nil? || output.css != @output.css || output.source_map != @output.source_map
+      end
 
       def current?(arrived)
         return false if @output.nil?
