@@ -590,8 +590,10 @@ impl ReadEnd {
                 unread_from,
             },
             // A compiler killed while writing says more by its signal than by
-            // the half packet it left.
-            Self::Truncated(_) if signaled => HostError::Exited {
+            // the half packet it left. Where an ending cannot show a kill
+            // (Windows), a half packet is taken for one: a compiler never
+            // stops mid-packet on its own.
+            Self::Truncated(_) if signaled || !process::ENDING_SHOWS_A_KILL => HostError::Exited {
                 command,
                 status,
                 stderr,

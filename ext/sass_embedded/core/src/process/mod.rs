@@ -37,7 +37,7 @@ mod os;
 #[path = "windows.rs"]
 mod os;
 
-pub use os::{capture_stderr, describe_exit, Input};
+pub use os::{capture_stderr, describe_exit, Input, ENDING_SHOWS_A_KILL};
 
 /// The command that starts a compiler: the program and the arguments before
 /// `--embedded`.

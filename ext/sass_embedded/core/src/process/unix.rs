@@ -48,6 +48,9 @@ pub(super) fn file(pipe: impl Into<std::os::fd::OwnedFd>) -> File {
     File::from(pipe.into())
 }
 
+/// Whether a process's ending tells a kill from outside: a signal says so.
+pub const ENDING_SHOWS_A_KILL: bool = true;
+
 /// Whether a signal ended the process.
 pub(super) fn by_signal(status: ExitStatus) -> bool {
     status.signal().is_some()

@@ -67,6 +67,11 @@ pub(super) fn file(pipe: impl Into<std::os::windows::io::OwnedHandle>) -> File {
     File::from(pipe.into())
 }
 
+/// Whether a process's ending tells a kill from outside: not here, where
+/// `TerminateProcess` leaves whatever exit code its caller chose (Ruby's
+/// `Process.kill(:KILL)` 0, `taskkill /F` and Task Manager 1).
+pub const ENDING_SHOWS_A_KILL: bool = false;
+
 /// Whether the process died of an exception (an NTSTATUS error code as its
 /// exit code: an access violation, a stack overflow), Windows's nearest to
 /// a signal.
