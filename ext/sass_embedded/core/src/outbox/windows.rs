@@ -26,8 +26,9 @@ struct State {
     stdin: Option<File>,
     queue: VecDeque<Bytes>,
     /// A copy of the pipe's read end, to ask how much is unread; dropped
-    /// when the input closes (a write blocked on a compiler that died then
-    /// fails, instead of waiting for a reader that will never come).
+    /// when the input closes, so that no reader is left: a write blocked on
+    /// a compiler that died then fails instead of waiting for ever (under
+    /// Wine, whose pipes take a large write whole, none blocks).
     unread: Option<File>,
     /// Bytes taken from callers so far.
     taken: u64,
@@ -192,5 +193,47 @@ impl Drop for Outbox {
     fn drop(&mut self) {
         // The writer finishes the queue and closes the pipe.
         self.close_input();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    use crate::executor::ExecutorKind;
+
+    /// A compiler that died without reading: its read end is gone, and the
+    /// outbox's copy keeps what was written countable, also once the input
+    /// is closed. (Whether closing frees a writer blocked on a full pipe is
+    /// not shown here: Wine's pipes take a 200 KB write whole.)
+    #[test]
+    fn what_a_dead_compiler_never_read_is_counted_before_and_after_the_input_closes() {
+        let (read, write) = crate::sys::input_pipe().unwrap();
+        let unread = read.try_clone().unwrap();
+        drop(read);
+        let outbox = Arc::new(Outbox::new(
+            Input {
+                pipe: write,
+                unread,
+            },
+            ExecutorKind::Thread.start().unwrap(),
+            Box::new(|error| panic!("writing failed: {error}")),
+        ));
+        assert_eq!(outbox.send(Bytes::from(vec![1; 100])), Ok(0));
+        assert_eq!(outbox.send(Bytes::from(vec![2; 1000])), Ok(100));
+        // Once the writer has put both in the pipe, all of it is unread.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while outbox.shared.lock().handed < 1100 || outbox.read_position() != Some(0) {
+            assert!(
+                Instant::now() < deadline,
+                "read position {:?}",
+                outbox.read_position()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        outbox.close_input();
+        assert_eq!(outbox.read_position(), Some(0));
+        assert_eq!(outbox.send(Bytes::from(vec![3; 10])), Err(()));
     }
 }
