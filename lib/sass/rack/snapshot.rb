@@ -28,7 +28,9 @@ module Sass
     # times. On Windows Ruby's change time is the creation time, so a file
     # copied in with its directory's time set back (tar, robocopy /DCOPY:T)
     # would change nothing a stat says: there a directory's stat also holds
-    # a digest of its entries' names. Times have a granularity (a jiffy on Linux file systems, seconds
+    # a digest of its entries' names.
+    #
+    # Times have a granularity (a jiffy on Linux file systems, seconds
     # or two on others), so an edit made while the compile ran, in the same
     # tick as the previous one and keeping the size, would leave the stat as
     # it was. A snapshot with any time within MARGIN of the compile's start
