@@ -48,9 +48,9 @@ extern "C" fn run_call<F, R>(data: *mut c_void) -> *mut c_void
 where
     F: FnOnce() -> R,
 {
-    // SAFETY: `data` is the `Call<F, R>` that `without_gvl` put on its stack
-    // and passed to `rb_thread_call_without_gvl2`, which calls this function at
-    // most once, synchronously, while `without_gvl` is still running, so the
+    // SAFETY: `data` is the `Call<F, R>` that `call_without_gvl` put on its
+    // stack and passed to `rb_nogvl`, which calls this function at most
+    // once, synchronously, while `call_without_gvl` is still running, so the
     // pointer is valid, correctly typed, and not aliased.
     let call = unsafe { &mut *data.cast::<Call<F, R>>() };
     if let Some(func) = call.func.take() {
@@ -61,9 +61,7 @@ where
 
 /// Runs `func` without the GVL, on this thread, with no unblocking
 /// function: for short, bounded work that never touches Ruby (starting a
-/// compiler, reaping one), which nothing needs to interrupt. (Without an
-/// unblocking function Ruby starts no helper thread either, which it does
-/// for one on the main thread of a single-threaded program.)
+/// compiler, reaping one), which nothing needs to interrupt.
 ///
 /// Returns `None` if `func` did not run because an interrupt was already
 /// pending: the caller should [`check_interrupts`] and try again.
@@ -103,21 +101,29 @@ where
         ),
         None => (None, ptr::null_mut()),
     };
+    // Declared async-signal-safe (it is: one atomic store), so that on the
+    // main thread of a program without other threads Ruby calls it from its
+    // signal handler, instead of starting a Ruby thread to call it and
+    // killing that thread afterwards, which it does around every call
+    // otherwise (about 20 µs a call, measured).
+    let flags = rb_sys::RB_NOGVL_INTR_FAIL | rb_sys::RB_NOGVL_UBF_ASYNC_SAFE;
     // SAFETY: `run_call` is an `extern "C"` function that never unwinds (it
     // catches panics) and whose data pointer outlives this call, as argued
-    // there. `rb_thread_call_without_gvl2` is called with the GVL held: every
-    // caller is a Ruby method running on a Ruby thread. It does not run
-    // pending interrupts itself (unlike the non-2 variant), so it never
-    // longjmps over this Rust frame. `stop_spin`, the unblocking function,
-    // only stores to `stop`, an atomic the caller keeps alive across this
-    // call (Ruby calls it, from another thread, only while
-    // `rb_thread_call_without_gvl2` runs).
+    // there. `rb_nogvl` is called with the GVL held: every caller is a Ruby
+    // method running on a Ruby thread. With `RB_NOGVL_INTR_FAIL` it does not
+    // run pending interrupts itself (it returns without calling `run_call`
+    // when one is pending), so it never longjmps over this Rust frame.
+    // `stop_spin`, the unblocking function, only stores to `stop`, an atomic
+    // the caller keeps alive across this call: async-signal-safe, as the
+    // flag says (Ruby calls it, from another thread or a signal handler,
+    // only while `rb_nogvl` runs).
     unsafe {
-        rb_sys::rb_thread_call_without_gvl2(
+        rb_sys::rb_nogvl(
             Some(run_call::<F, R>),
             ptr::addr_of_mut!(call).cast(),
             unblock,
             unblock_data,
+            flags as c_int,
         );
     }
     call.outcome
