@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative 'test_helper'
+require 'open3'
 
 class CompilerTest < Minitest::Test
   def test_version_follows_dart_sass
@@ -144,6 +145,27 @@ class CompilerTest < Minitest::Test
     assert_raises(NameError) { Sass::Embedded::Host }
     assert_raises(NameError) { Sass::Compiler::Session }
     assert_raises(NameError) { Sass::Logger::Silent }
+  end
+
+  # The native host reads a request by position: an extension and Ruby files
+  # that disagree on the fields must not load, let alone compile.
+  def test_the_extension_refuses_ruby_files_whose_request_has_other_fields
+    lib = File.expand_path('../lib', __dir__)
+    script = <<~RUBY
+      require #{File.join(lib, 'sass/compiler/request').dump}
+      fields = Sass::Compiler.const_get(:Request)::FIELDS
+      Sass::Compiler.const_get(:Request).send(:remove_const, :FIELDS)
+      Sass::Compiler.const_get(:Request).const_set(:FIELDS, [fields[1], fields[0], *fields[2..]].freeze)
+      begin
+        require #{File.join(lib, 'sass-embedded').dump}
+      rescue LoadError => e
+        puts e.message
+        exit 3
+      end
+    RUBY
+    out, err, status = Open3.capture3(RbConfig.ruby, '-e', script)
+    assert_equal 3, status.exitstatus, "loaded anyway: #{out}#{err}"
+    assert_match(/differ from Sass::Compiler::Request::FIELDS/, out)
   end
 
   def test_internals_stay_reachable_with_const_get

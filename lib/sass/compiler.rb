@@ -23,7 +23,13 @@ module Sass
     # allocated per compile (they are only read).
     EMPTY_LIST = [].freeze
     EMPTY_HASH = {}.freeze
-    private_constant :EMPTY_LIST, :EMPTY_HASH
+    # The registries of every compile without functions, importers or a
+    # logger (most compiles): they hold nothing, and nothing registers into
+    # them without a callback to begin with.
+    NO_FUNCTIONS = Session::FunctionRegistry.new(nil).freeze
+    NO_IMPORTERS = Session::ImporterRegistry.new.freeze
+    NO_LOGGER = Session::LoggerRegistry.new(nil).freeze
+    private_constant :EMPTY_LIST, :EMPTY_HASH, :NO_FUNCTIONS, :NO_IMPORTERS, :NO_LOGGER
 
     # @param idle_timeout [Numeric, nil] stop the compiler process after this
     #   many seconds without work (it restarts on demand); nil keeps it running
@@ -121,10 +127,10 @@ module Sass
       raise ArgumentError, 'path must be set' if path.nil?
 
       run(Request.new(
-            path:, source: nil, importer: nil, syntax: nil, url: nil,
-            load_paths:, charset:, source_map:, source_map_include_sources:, style:,
-            functions:, importers:, alert_ascii:, alert_color:, fatal_deprecations:,
-            future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:
+            path, nil, nil, nil, nil,
+            load_paths, charset, source_map, source_map_include_sources, style,
+            functions, importers, alert_ascii, alert_color, fatal_deprecations,
+            future_deprecations, logger, quiet_deps, silence_deprecations, verbose
           ))
     end
 
@@ -178,10 +184,10 @@ module Sass
       raise ArgumentError, 'source must be set' if source.nil?
 
       run(Request.new(
-            path: nil, source:, importer:, syntax:, url:,
-            load_paths:, charset:, source_map:, source_map_include_sources:, style:,
-            functions:, importers:, alert_ascii:, alert_color:, fatal_deprecations:,
-            future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:
+            nil, source, importer, syntax, url,
+            load_paths, charset, source_map, source_map_include_sources, style,
+            functions, importers, alert_ascii, alert_color, fatal_deprecations,
+            future_deprecations, logger, quiet_deps, silence_deprecations, verbose
           ))
     end
 
@@ -247,7 +253,7 @@ module Sass
     # exception as its +cause+.
     def run(request)
       session = Session.new(request)
-      result = host.compile(request.to_h, session)
+      result = host.compile(request.to_a, session)
       return result unless result.is_a?(CompileError)
 
       callback_error = session.callback_error

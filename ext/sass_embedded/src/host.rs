@@ -128,7 +128,7 @@ impl RubyHost {
     fn compile(
         ruby: &Ruby,
         rb_self: &Self,
-        request: RHash,
+        request: RArray,
         session: Value,
     ) -> Result<Value, Error> {
         guard(ruby, || {

@@ -24,7 +24,7 @@ use magnus::{Error, Ruby};
 #[magnus::init]
 fn init(ruby: &Ruby) -> Result<(), Error> {
     host::RubyHost::define(ruby)?;
-    conversion::preload(ruby);
+    conversion::preload(ruby)?;
     waiting::preload(ruby);
     Ok(())
 }

@@ -18,7 +18,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, RHash, Ruby, Value};
+use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, Ruby, Value};
 use sass_embedded_core::dispatcher::Request;
 use sass_embedded_core::protocol::{
     inbound_message::{self, function_call_response, FunctionCallResponse},
@@ -121,10 +121,10 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
     }
 }
 
-/// Compiles `request` (the hash `Sass::Compiler` built), running callbacks
+/// Compiles `request` (the fields `Sass::Compiler` built), running callbacks
 /// through `session`. Returns a `Sass::CompileResult` or a
 /// `Sass::CompileError` (for the Ruby layer to raise).
-pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Result<Value, Error> {
+pub fn compile(ruby: &Ruby, host: &Host, request: RArray, session: Value) -> Result<Value, Error> {
     let waiting = Waiting::new(ruby)?;
     let result = run(ruby, host, request, session, &waiting);
     // Also when the compile was interrupted: its end may have woken others.
@@ -136,7 +136,7 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RHash, session: Value) -> Resu
 fn run(
     ruby: &Ruby,
     host: &Host,
-    request: RHash,
+    request: RArray,
     session: Value,
     waiting: &Waiting,
 ) -> Result<Value, Error> {

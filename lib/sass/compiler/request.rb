@@ -14,70 +14,94 @@ module Sass
     # +TypeError+ and a wrong choice an +ArgumentError+, each naming the
     # option. What only the compiler can judge (function signatures,
     # non-canonical schemes, deprecation ids, URLs) goes to the compiler, which
-    # answers with a {CompileError}. {#to_h} is the plain data the native host
+    # answers with a {CompileError}. {#to_a} is the plain data the native host
     # turns into a +CompileRequest+.
     class Request
       STYLES = %i[expanded compressed].freeze
       SYNTAXES = %i[scss indented css].freeze
 
+      # The request's fields, in the order of {#to_a}; the native host reads
+      # them by position (and refuses to load if its own list differs). An
+      # Array, not a Hash: a tiny compile's whole Ruby part is a few
+      # microseconds, and a 19-entry Hash alone took one of them.
+      FIELDS = %i[
+        path source syntax url importer
+        style charset source_map source_map_include_sources
+        alert_ascii alert_color quiet_deps verbose
+        fatal_deprecations future_deprecations silence_deprecations
+        functions importers silent
+      ].freeze
+
       attr_reader :functions, :importers, :logger
 
-      def initialize(path:, source:, importer:, syntax:, url:, load_paths:, charset:, source_map:,
-                     source_map_include_sources:, style:, functions:, importers:, alert_ascii:, alert_color:,
-                     fatal_deprecations:, future_deprecations:, logger:, quiet_deps:, silence_deprecations:, verbose:)
-        @data = {}
-        input(path, source, syntax, url)
-        output(style, charset, source_map, source_map_include_sources)
-        messages(alert_ascii, alert_color, quiet_deps, verbose)
-        @data[:fatal_deprecations] = Request.deprecations(fatal_deprecations, 'fatal_deprecations')
-        @data[:future_deprecations] = Request.deprecations(future_deprecations, 'future_deprecations')
-        @data[:silence_deprecations] = Request.deprecations(silence_deprecations, 'silence_deprecations')
-        callbacks(functions, importers, importer, load_paths, logger)
+      # The options come positionally, in the order of {Compiler#compile}'s
+      # and {Compiler#compile_string}'s keywords (+path+ or +source+ first):
+      # keywords passed through +new+, a C method, would be collected into a
+      # Hash first, which costs a tiny compile a microsecond.
+      def initialize(path, source, importer, syntax, url, load_paths, charset, source_map,
+                     source_map_include_sources, style, functions, importers, alert_ascii, alert_color,
+                     fatal_deprecations, future_deprecations, logger, quiet_deps, silence_deprecations, verbose)
+        if path.nil?
+          source = Request.utf8(source, 'source')
+          syntax = Request.choice(syntax, SYNTAXES, 'syntax')
+          url = Request.url(url) unless url.nil?
+        else
+          path = File.absolute_path(Request.utf8(Request.path(path, 'path'), 'path'))
+        end
+        style = Request.choice(style, STYLES, 'style')
+        charset = Request.boolean(charset, 'charset')
+        source_map = Request.boolean(source_map, 'source_map')
+        source_map_include_sources = Request.boolean(source_map_include_sources, 'source_map_include_sources')
+        alert_ascii = Request.boolean(alert_ascii, 'alert_ascii')
+        alert_color = alert_color.nil? ? Exception.to_tty? : Request.boolean(alert_color, 'alert_color')
+        quiet_deps = Request.boolean(quiet_deps, 'quiet_deps')
+        verbose = Request.boolean(verbose, 'verbose')
+        fatal_deprecations = Request.deprecations(fatal_deprecations, 'fatal_deprecations')
+        future_deprecations = Request.deprecations(future_deprecations, 'future_deprecations')
+        silence_deprecations = Request.deprecations(silence_deprecations, 'silence_deprecations')
+        importers, importer = callbacks(functions, importers, importer, load_paths, logger)
+        @data = [
+          path, source, syntax, url, importer,
+          style, charset, source_map, source_map_include_sources,
+          alert_ascii, alert_color, quiet_deps, verbose,
+          fatal_deprecations, future_deprecations, silence_deprecations,
+          @functions.signatures, importers, @logger.silent?
+        ]
       end
 
-      # @return [Hash{Symbol => Object}] the request as plain Ruby data
-      def to_h
+      # @return [Array] the request as plain Ruby data, the values of
+      #   {FIELDS} in order
+      def to_a
         @data
       end
 
       private
 
-      def input(path, source, syntax, url)
-        if path.nil?
-          @data[:source] = Request.utf8(source, 'source')
-          @data[:syntax] = Request.choice(syntax, SYNTAXES, 'syntax')
-          @data[:url] = Request.url(url) unless url.nil?
-        else
-          @data[:path] = File.absolute_path(Request.utf8(Request.path(path, 'path'), 'path'))
-        end
-      end
-
-      def output(style, charset, source_map, source_map_include_sources)
-        @data[:style] = Request.choice(style, STYLES, 'style')
-        @data[:charset] = Request.boolean(charset, 'charset')
-        @data[:source_map] = Request.boolean(source_map, 'source_map')
-        @data[:source_map_include_sources] = Request.boolean(source_map_include_sources, 'source_map_include_sources')
-      end
-
-      def messages(alert_ascii, alert_color, quiet_deps, verbose)
-        @data[:alert_ascii] = Request.boolean(alert_ascii, 'alert_ascii')
-        @data[:alert_color] = alert_color.nil? ? Exception.to_tty? : Request.boolean(alert_color, 'alert_color')
-        @data[:quiet_deps] = Request.boolean(quiet_deps, 'quiet_deps')
-        @data[:verbose] = Request.boolean(verbose, 'verbose')
-      end
-
+      # The registries of the callbacks, and the importer descriptors for the
+      # request. Most compiles have none: they share registries that hold
+      # nothing (frozen, since nothing registers into them without a callback
+      # to begin with).
       def callbacks(functions, importers, importer, load_paths, logger)
-        @functions = Session::FunctionRegistry.new(functions)
-        @data[:functions] = @functions.signatures
+        @functions = if functions.nil? || functions.equal?(EMPTY_HASH)
+                       NO_FUNCTIONS
+                     else
+                       Session::FunctionRegistry.new(functions)
+                     end
 
-        @importers = Session::ImporterRegistry.new
-        registered = @importers.register_all(importers)
+        importers = Request.list(importers, 'importers')
+        if importers.empty? && importer.nil?
+          @importers = NO_IMPORTERS
+          registered = EMPTY_LIST
+        else
+          @importers = Session::ImporterRegistry.new
+          registered = @importers.register_all(importers)
+        end
         load_paths = Request.load_paths(load_paths)
-        @data[:importers] = registered.empty? ? load_paths : registered + load_paths
-        @data[:importer] = @importers.register(importer, 'importer') unless importer.nil?
+        importers = registered.empty? ? load_paths : registered + load_paths
+        importer = @importers.register(importer, 'importer') unless importer.nil?
 
-        @logger = Session::LoggerRegistry.new(logger)
-        @data[:silent] = @logger.silent?
+        @logger = logger.nil? ? NO_LOGGER : Session::LoggerRegistry.new(logger)
+        [importers, importer]
       end
 
       class << self

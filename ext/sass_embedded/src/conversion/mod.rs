@@ -12,8 +12,8 @@
 pub mod value;
 
 use magnus::{
-    prelude::*, value::Lazy, Error, RArray, RClass, RHash, RModule, RString, Ruby, Symbol,
-    TryConvert, Value,
+    prelude::*, value::Lazy, Error, RArray, RClass, RModule, RString, Ruby, Symbol, TryConvert,
+    Value,
 };
 use sass_embedded_core::protocol::{
     inbound_message::{
@@ -52,8 +52,9 @@ pub(crate) static SESSION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Com
 /// extension loads. Looked up lazily instead, the first two threads to need
 /// one at the same time would deadlock: magnus's `Lazy` holds a lock while
 /// it calls Ruby (which may switch threads), and the second thread waits on
-/// that lock holding the GVL the first one needs.
-pub fn preload(ruby: &Ruby) {
+/// that lock holding the GVL the first one needs. Fails if the Ruby layer's
+/// request has other fields than this build reads (see [`FIELDS`]).
+pub fn preload(ruby: &Ruby) -> Result<(), Error> {
     for class in [
         &COMPILE_RESULT,
         &COMPILE_ERROR,
@@ -64,39 +65,107 @@ pub fn preload(ruby: &Ruby) {
         Lazy::force(class, ruby);
     }
     value::preload(ruby);
+    check_fields(ruby)
 }
 
 // ---------------------------------------------------------------------------
 // Ruby → protobuf: the compile request
 // ---------------------------------------------------------------------------
 
-/// Reads `key` of the request hash Ruby built.
-fn field(ruby: &Ruby, hash: RHash, key: &str) -> Option<Value> {
-    hash.get(ruby.sym_new(key)).filter(|value| !value.is_nil())
+/// Declares the request's fields once: [`Field`], whose discriminant is the
+/// field's position, and [`FIELDS`], their names in that order.
+macro_rules! request_fields {
+    ($($field:ident = $name:literal,)*) => {
+        /// A field of the request `Sass::Compiler::Request#to_a` gives.
+        #[derive(Clone, Copy)]
+        enum Field {
+            $($field,)*
+        }
+
+        /// The fields' names, in their order (`Request::FIELDS`, which
+        /// [`preload`] checks against this list).
+        const FIELDS: &[&str] = &[$($name,)*];
+    };
 }
 
-fn string_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Option<String>, Error> {
-    field(ruby, hash, key).map(rust_string).transpose()
+request_fields! {
+    Path = "path",
+    Source = "source",
+    Syntax = "syntax",
+    Url = "url",
+    Importer = "importer",
+    Style = "style",
+    Charset = "charset",
+    SourceMap = "source_map",
+    SourceMapIncludeSources = "source_map_include_sources",
+    AlertAscii = "alert_ascii",
+    AlertColor = "alert_color",
+    QuietDeps = "quiet_deps",
+    Verbose = "verbose",
+    FatalDeprecations = "fatal_deprecations",
+    FutureDeprecations = "future_deprecations",
+    SilenceDeprecations = "silence_deprecations",
+    Functions = "functions",
+    Importers = "importers",
+    Silent = "silent",
 }
 
-fn bool_field(ruby: &Ruby, hash: RHash, key: &str) -> bool {
-    field(ruby, hash, key).is_some_and(|value| value.to_bool())
-}
-
-fn strings_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Vec<String>, Error> {
-    match field(ruby, hash, key) {
-        None => Ok(Vec::new()),
-        Some(array) => RArray::try_convert(array)?
-            .into_iter()
-            .map(rust_string)
-            .collect(),
+/// Refuses to load beside a Ruby layer whose request has other fields, or
+/// the same in another order: the request is read by position.
+fn check_fields(ruby: &Ruby) -> Result<(), Error> {
+    let request: RClass = sass_class(ruby, "Compiler::Request");
+    let fields: RArray = request.const_get("FIELDS")?;
+    let names = fields
+        .into_iter()
+        .map(|field| Ok(Symbol::try_convert(field)?.name()?.into_owned()))
+        .collect::<Result<Vec<String>, Error>>()?;
+    if names != FIELDS {
+        return Err(Error::new(
+            ruby.exception_load_error(),
+            format!(
+                "sass_embedded's request fields {FIELDS:?} differ from Sass::Compiler::Request::FIELDS {names:?}: \
+                 the extension and the Ruby files come from different builds"
+            ),
+        ));
     }
+    Ok(())
 }
 
-fn symbol_field(ruby: &Ruby, hash: RHash, key: &str) -> Result<Option<String>, Error> {
-    field(ruby, hash, key)
-        .map(|value| Ok(Symbol::try_convert(value)?.name()?.into_owned()))
-        .transpose()
+/// The request Ruby built, read by field.
+struct Fields(RArray);
+
+impl Fields {
+    /// The field's value; nil reads as absent.
+    fn get(&self, field: Field) -> Option<Value> {
+        self.0
+            .entry::<Value>(field as isize)
+            .ok()
+            .filter(|value| !value.is_nil())
+    }
+
+    fn string(&self, field: Field) -> Result<Option<String>, Error> {
+        self.get(field).map(rust_string).transpose()
+    }
+
+    fn bool(&self, field: Field) -> bool {
+        self.get(field).is_some_and(|value| value.to_bool())
+    }
+
+    fn strings(&self, field: Field) -> Result<Vec<String>, Error> {
+        match self.get(field) {
+            None => Ok(Vec::new()),
+            Some(array) => RArray::try_convert(array)?
+                .into_iter()
+                .map(rust_string)
+                .collect(),
+        }
+    }
+
+    fn symbol(&self, field: Field) -> Result<Option<String>, Error> {
+        self.get(field)
+            .map(|value| Ok(Symbol::try_convert(value)?.name()?.into_owned()))
+            .transpose()
+    }
 }
 
 /// A Ruby String (already validated as UTF-8 by the Ruby layer) as Rust's.
@@ -104,35 +173,48 @@ pub(crate) fn rust_string(value: Value) -> Result<String, Error> {
     RString::try_convert(value)?.to_string()
 }
 
-/// Builds the `CompileRequest` from the hash `Sass::Compiler` validated.
-pub fn compile_request(ruby: &Ruby, request: RHash) -> Result<CompileRequest, Error> {
-    let input = if let Some(path) = string_field(ruby, request, "path")? {
+/// Builds the `CompileRequest` from the fields `Sass::Compiler` validated.
+pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, Error> {
+    let request = Fields(request);
+    if request.0.len() != FIELDS.len() {
+        return Err(argument_error(
+            ruby,
+            format!(
+                "the request has {} fields, not {}",
+                request.0.len(),
+                FIELDS.len()
+            ),
+        ));
+    }
+    let input = if let Some(path) = request.string(Field::Path)? {
         compile_request::Input::Path(path)
     } else {
-        let source = string_field(ruby, request, "source")?
+        let source = request
+            .string(Field::Source)?
             .ok_or_else(|| argument_error(ruby, "the request has neither a path nor a source"))?;
-        let syntax = match symbol_field(ruby, request, "syntax")?.as_deref() {
+        let syntax = match request.symbol(Field::Syntax)?.as_deref() {
             None | Some("scss") => Syntax::Scss,
             Some("indented") => Syntax::Indented,
             Some("css") => Syntax::Css,
             Some(other) => return Err(argument_error(ruby, format!("unknown syntax :{other}"))),
         };
-        let importer = field(ruby, request, "importer")
+        let importer = request
+            .get(Field::Importer)
             .map(|descriptor| importer(ruby, descriptor))
             .transpose()?;
         compile_request::Input::String(compile_request::StringInput {
             source,
-            url: string_field(ruby, request, "url")?.unwrap_or_default(),
+            url: request.string(Field::Url)?.unwrap_or_default(),
             syntax: syntax as i32,
             importer,
         })
     };
-    let style = match symbol_field(ruby, request, "style")?.as_deref() {
+    let style = match request.symbol(Field::Style)?.as_deref() {
         None | Some("expanded") => OutputStyle::Expanded,
         Some("compressed") => OutputStyle::Compressed,
         Some(other) => return Err(argument_error(ruby, format!("unknown style :{other}"))),
     };
-    let importers = match field(ruby, request, "importers") {
+    let importers = match request.get(Field::Importers) {
         None => Vec::new(),
         Some(list) => RArray::try_convert(list)?
             .into_iter()
@@ -142,19 +224,19 @@ pub fn compile_request(ruby: &Ruby, request: RHash) -> Result<CompileRequest, Er
     Ok(CompileRequest {
         input: Some(input),
         style: style as i32,
-        source_map: bool_field(ruby, request, "source_map"),
+        source_map: request.bool(Field::SourceMap),
         importers,
-        global_functions: strings_field(ruby, request, "functions")?,
-        alert_color: bool_field(ruby, request, "alert_color"),
-        alert_ascii: bool_field(ruby, request, "alert_ascii"),
-        verbose: bool_field(ruby, request, "verbose"),
-        quiet_deps: bool_field(ruby, request, "quiet_deps"),
-        source_map_include_sources: bool_field(ruby, request, "source_map_include_sources"),
-        charset: bool_field(ruby, request, "charset"),
-        silent: bool_field(ruby, request, "silent"),
-        fatal_deprecation: strings_field(ruby, request, "fatal_deprecations")?,
-        silence_deprecation: strings_field(ruby, request, "silence_deprecations")?,
-        future_deprecation: strings_field(ruby, request, "future_deprecations")?,
+        global_functions: request.strings(Field::Functions)?,
+        alert_color: request.bool(Field::AlertColor),
+        alert_ascii: request.bool(Field::AlertAscii),
+        verbose: request.bool(Field::Verbose),
+        quiet_deps: request.bool(Field::QuietDeps),
+        source_map_include_sources: request.bool(Field::SourceMapIncludeSources),
+        charset: request.bool(Field::Charset),
+        silent: request.bool(Field::Silent),
+        fatal_deprecation: request.strings(Field::FatalDeprecations)?,
+        silence_deprecation: request.strings(Field::SilenceDeprecations)?,
+        future_deprecation: request.strings(Field::FutureDeprecations)?,
     })
 }
 
