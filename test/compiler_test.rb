@@ -147,15 +147,31 @@ class CompilerTest < Minitest::Test
     assert_raises(NameError) { Sass::Logger::Silent }
   end
 
-  # The native host reads a request by position: an extension and Ruby files
-  # that disagree on the fields must not load, let alone compile.
+  # The native host reads a request, and a plain compile's options, by
+  # position: an extension and Ruby files that disagree on either must not
+  # load, let alone compile.
   def test_the_extension_refuses_ruby_files_whose_request_has_other_fields
+    assert_refused(<<~RUBY, /differ from Sass::Compiler::Request::FIELDS/)
+      fields = request::FIELDS
+      request.send(:remove_const, :FIELDS)
+      request.const_set(:FIELDS, [fields[1], fields[0], *fields[2..]].freeze)
+    RUBY
+  end
+
+  def test_the_extension_refuses_ruby_files_whose_request_takes_other_options
+    assert_refused(<<~RUBY, /but Sass::Compiler::Request#initialize takes/)
+      request.class_eval { def initialize(source, path, *rest) = nil }
+    RUBY
+  end
+
+  # Loads the gem in a new Ruby after +change+ changed Request (named
+  # +request+ there): the load must fail with a LoadError saying +message+.
+  def assert_refused(change, message)
     lib = File.expand_path('../lib', __dir__)
     script = <<~RUBY
       require #{File.join(lib, 'sass/compiler/request').dump}
-      fields = Sass::Compiler.const_get(:Request)::FIELDS
-      Sass::Compiler.const_get(:Request).send(:remove_const, :FIELDS)
-      Sass::Compiler.const_get(:Request).const_set(:FIELDS, [fields[1], fields[0], *fields[2..]].freeze)
+      request = Sass::Compiler.const_get(:Request)
+      #{change}
       begin
         require #{File.join(lib, 'sass-embedded').dump}
       rescue LoadError => e
@@ -165,7 +181,7 @@ class CompilerTest < Minitest::Test
     RUBY
     out, err, status = Open3.capture3(RbConfig.ruby, '-e', script)
     assert_equal 3, status.exitstatus, "loaded anyway: #{out}#{err}"
-    assert_match(/differ from Sass::Compiler::Request::FIELDS/, out)
+    assert_match message, out
   end
 
   def test_internals_stay_reachable_with_const_get

@@ -38,6 +38,25 @@ class SpinTest < Minitest::Test
     assert_operator spins, :>=, 20
   end
 
+  # A GVL-free call on the main thread of a program without other threads
+  # makes Ruby start a Ruby thread to call its unblocking function, and kill
+  # it afterwards, unless the function is declared async-signal-safe (then
+  # Ruby's signal handler calls it): about 20 us a spin, when the spin's own
+  # was not. A lone main thread that spins has no more threads than one that
+  # does not.
+  def test_spinning_on_a_lone_main_thread_starts_no_thread
+    skip 'counts threads in /proc (Linux)' unless RUBY_PLATFORM.include?('linux')
+
+    script = "require 'sass-embedded'; 20.times { Sass.compile_string('a{b:c}') }; " \
+             'puts Dir.children("/proc/self/task").size'
+    counts = [{}, { 'SASS_EMBEDDED_SPIN_US' => '0' }].map do |env|
+      output, status = Open3.capture2e(env, RbConfig.ruby, '-I', File.join(ROOT, 'lib'), '-e', script)
+      assert status.success?, output
+      Integer(output.lines.last)
+    end
+    assert_equal counts.last, counts.first, 'threads with spinning, and without'
+  end
+
   def test_nobody_spins_with_a_budget_of_zero
     assert_equal [0, 0], spins_in('20.times { Sass.compile_string("a{b:c}") }', 'SASS_EMBEDDED_SPIN_US' => '0')
   end

@@ -29,7 +29,10 @@ module Sass
     NO_FUNCTIONS = Session::FunctionRegistry.new(nil).freeze
     NO_IMPORTERS = Session::ImporterRegistry.new.freeze
     NO_LOGGER = Session::LoggerRegistry.new(nil).freeze
-    private_constant :EMPTY_LIST, :EMPTY_HASH, :NO_FUNCTIONS, :NO_IMPORTERS, :NO_LOGGER
+    # The session of a plain compile (see #run): no callbacks, so nothing
+    # in it ever changes.
+    PLAIN_SESSION = Session.new(NO_FUNCTIONS, NO_IMPORTERS, NO_LOGGER).freeze
+    private_constant :EMPTY_LIST, :EMPTY_HASH, :NO_FUNCTIONS, :NO_IMPORTERS, :NO_LOGGER, :PLAIN_SESSION
 
     # @param idle_timeout [Numeric, nil] stop the compiler process after this
     #   many seconds without work (it restarts on demand); nil keeps it running
@@ -126,12 +129,10 @@ module Sass
                 verbose: false)
       raise ArgumentError, 'path must be set' if path.nil?
 
-      run(Request.new(
-            path, nil, nil, nil, nil,
-            load_paths, charset, source_map, source_map_include_sources, style,
-            functions, importers, alert_ascii, alert_color, fatal_deprecations,
-            future_deprecations, logger, quiet_deps, silence_deprecations, verbose
-          ))
+      run([path, nil, nil, nil, nil,
+           load_paths, charset, source_map, source_map_include_sources, style,
+           functions, importers, alert_ascii, alert_color, fatal_deprecations,
+           future_deprecations, logger, quiet_deps, silence_deprecations, verbose])
     end
 
     # Compiles a stylesheet whose contents is +source+ to CSS.
@@ -183,12 +184,10 @@ module Sass
                        verbose: false)
       raise ArgumentError, 'source must be set' if source.nil?
 
-      run(Request.new(
-            nil, source, importer, syntax, url,
-            load_paths, charset, source_map, source_map_include_sources, style,
-            functions, importers, alert_ascii, alert_color, fatal_deprecations,
-            future_deprecations, logger, quiet_deps, silence_deprecations, verbose
-          ))
+      run([nil, source, importer, syntax, url,
+           load_paths, charset, source_map, source_map_include_sources, style,
+           functions, importers, alert_ascii, alert_color, fatal_deprecations,
+           future_deprecations, logger, quiet_deps, silence_deprecations, verbose])
     end
 
     # Information about the host and the compiler, one line each:
@@ -247,13 +246,26 @@ module Sass
 
     private
 
+    # Compiles with +options+, the arguments of Request.new. Plain options
+    # (a UTF-8 source, no file, URL, callbacks, load paths or deprecation
+    # lists: most +compile_string+ calls) go to the native host as they are,
+    # which builds the request itself, or answers nil, having sent nothing,
+    # for options that need Request's checks and conversions: on a tiny
+    # stylesheet a compile's whole Ruby part is a few microseconds, and
+    # each one counts several times over (docs/performance.md).
+    #
     # A failure a callback (function, importer) caused keeps the callback's
     # Ruby story: the CompileError takes the callback exception's backtrace as
     # its own (so +full_message+ shows where the Ruby code failed) and the
     # exception as its +cause+.
-    def run(request)
-      session = Session.new(request)
-      result = host.compile(request.to_a, session)
+    def run(options)
+      session = PLAIN_SESSION
+      result = host.compile_plain(options, session)
+      if result.nil?
+        request = Request.new(*options)
+        session = Session.new(request.functions, request.importers, request.logger)
+        result = host.compile(request.to_a, session)
+      end
       return result unless result.is_a?(CompileError)
 
       callback_error = session.callback_error

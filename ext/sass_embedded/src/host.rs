@@ -4,13 +4,16 @@
 
 use std::time::Duration;
 
-use magnus::{prelude::*, Error, RArray, RHash, Ruby, StaticSymbol, Symbol, TryConvert, Value};
+use magnus::{
+    prelude::*, Error, RArray, RHash, RString, Ruby, StaticSymbol, Symbol, TryConvert, Value,
+};
+use prost::Message;
 use sass_embedded_core::dispatch::DispatchMode;
 use sass_embedded_core::wait::Waitable;
 use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig};
 
 use crate::errors::{self, guard};
-use crate::{gvl, session};
+use crate::{conversion, gvl, session};
 
 /// A duration given in seconds: positive, or nil for none (infinite counts
 /// as none).
@@ -124,7 +127,7 @@ impl RubyHost {
     }
 
     /// `host.compile(request, session)`: a `Sass::CompileResult`, or a
-    /// `Sass::CompileError` to raise.
+    /// `Sass::CompileError` to raise. `request` is `Request#to_a`.
     fn compile(
         ruby: &Ruby,
         rb_self: &Self,
@@ -132,7 +135,45 @@ impl RubyHost {
         session: Value,
     ) -> Result<Value, Error> {
         guard(ruby, || {
-            session::compile(ruby, rb_self.owned(ruby)?, request, session)
+            let host = rb_self.owned(ruby)?;
+            let request = conversion::compile_request(ruby, request)?;
+            session::compile(ruby, host, request, session)
+        })
+    }
+
+    /// `host.compile_plain(options, session)`: as `compile`, from the
+    /// options as given (see `conversion::plain`), or nil, with nothing
+    /// sent, if they are not plain.
+    fn compile_plain(
+        ruby: &Ruby,
+        rb_self: &Self,
+        options: RArray,
+        session: Value,
+    ) -> Result<Option<Value>, Error> {
+        guard(ruby, || {
+            let host = rb_self.owned(ruby)?;
+            match conversion::plain::request(ruby, options)? {
+                Some(request) => session::compile(ruby, host, request, session).map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// `Host.encode_request(request)` and `Host.encode_plain(options)`: the
+    /// encoded `CompileRequest` `compile` and `compile_plain` would send
+    /// (nil for options that are not plain), for the test that both build
+    /// the same.
+    fn encode_request(ruby: &Ruby, request: RArray) -> Result<RString, Error> {
+        guard(ruby, || {
+            let request = conversion::compile_request(ruby, request)?;
+            Ok(ruby.str_from_slice(&request.encode_to_vec()))
+        })
+    }
+
+    fn encode_plain(ruby: &Ruby, options: RArray) -> Result<Option<RString>, Error> {
+        guard(ruby, || {
+            Ok(conversion::plain::request(ruby, options)?
+                .map(|request| ruby.str_from_slice(&request.encode_to_vec())))
         })
     }
 
@@ -233,6 +274,9 @@ impl RubyHost {
         let class = embedded.define_class("Host", ruby.class_object())?;
         class.define_singleton_method("new", function!(RubyHost::new, 2))?;
         class.define_method("compile", method!(RubyHost::compile, 2))?;
+        class.define_method("compile_plain", method!(RubyHost::compile_plain, 2))?;
+        class.define_singleton_method("encode_request", function!(RubyHost::encode_request, 1))?;
+        class.define_singleton_method("encode_plain", function!(RubyHost::encode_plain, 1))?;
         class.define_method("version", method!(RubyHost::version, 0))?;
         class.define_method("close", method!(RubyHost::close, 0))?;
         class.define_method("closed?", method!(RubyHost::is_closed, 0))?;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use magnus::{error::ErrorType, prelude::*, Error, IntoValue, RArray, Ruby, Value};
 use sass_embedded_core::dispatcher::Request;
 use sass_embedded_core::protocol::{
-    inbound_message::{self, function_call_response, FunctionCallResponse},
+    inbound_message::{self, function_call_response, CompileRequest, FunctionCallResponse},
     outbound_message::{self, function_call_request::Identifier, FunctionCallRequest},
 };
 use sass_embedded_core::{Compilation, Host, Received, Step, VersionQuery};
@@ -121,10 +121,15 @@ fn blocking<R>(func: impl FnOnce() -> R) -> Result<R, Error> {
     }
 }
 
-/// Compiles `request` (the fields `Sass::Compiler` built), running callbacks
-/// through `session`. Returns a `Sass::CompileResult` or a
-/// `Sass::CompileError` (for the Ruby layer to raise).
-pub fn compile(ruby: &Ruby, host: &Host, request: RArray, session: Value) -> Result<Value, Error> {
+/// Compiles `request`, running callbacks through `session`. Returns a
+/// `Sass::CompileResult` or a `Sass::CompileError` (for the Ruby layer to
+/// raise).
+pub fn compile(
+    ruby: &Ruby,
+    host: &Host,
+    request: CompileRequest,
+    session: Value,
+) -> Result<Value, Error> {
     let waiting = Waiting::new(ruby)?;
     let result = run(ruby, host, request, session, &waiting);
     // Also when the compile was interrupted: its end may have woken others.
@@ -136,11 +141,10 @@ pub fn compile(ruby: &Ruby, host: &Host, request: RArray, session: Value) -> Res
 fn run(
     ruby: &Ruby,
     host: &Host,
-    request: RArray,
+    request: CompileRequest,
     session: Value,
     waiting: &Waiting,
 ) -> Result<Value, Error> {
-    let request = conversion::compile_request(ruby, request)?;
     let nested = callback_depth(ruby) > 0;
     let waker = waiting.core_waker();
     let deadline = Instant::now() + OUT_OF_DESCRIPTORS_PATIENCE;

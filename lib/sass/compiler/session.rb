@@ -8,10 +8,13 @@ module Sass
     # converts back to protobuf. A +StandardError+ raised here becomes the
     # error the compiler receives for that request.
     class Session
-      def initialize(request)
-        @functions = request.functions
-        @importers = request.importers
-        @logger = request.logger
+      # @param functions [FunctionRegistry]
+      # @param importers [ImporterRegistry]
+      # @param logger [LoggerRegistry]
+      def initialize(functions, importers, logger)
+        @functions = functions
+        @importers = importers
+        @logger = logger
         @callback_errors = nil
       end
 

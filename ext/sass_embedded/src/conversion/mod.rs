@@ -9,6 +9,7 @@
 //! (arrays, hashes) until they are returned; none is kept in a Rust
 //! collection, where the garbage collector could not see it.
 
+pub mod plain;
 pub mod value;
 
 use magnus::{
@@ -65,7 +66,8 @@ pub fn preload(ruby: &Ruby) -> Result<(), Error> {
         Lazy::force(class, ruby);
     }
     value::preload(ruby);
-    check_fields(ruby)
+    check_fields(ruby)?;
+    plain::check_options(ruby)
 }
 
 // ---------------------------------------------------------------------------

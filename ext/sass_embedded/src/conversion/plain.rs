@@ -1,0 +1,241 @@
+//! A plain compile's options straight to a `CompileRequest`.
+//!
+//! Most `compile_string` calls pass a UTF-8 source and a few booleans or
+//! Symbols, and no callbacks, load paths or URL. For those, `Sass::Compiler`
+//! hands the options over as the caller gave them (in the order of
+//! `Sass::Compiler::Request#initialize`'s parameters) and this module builds
+//! the request from them, or answers `None`, before anything is sent, for
+//! options that need `Request`'s checks and conversions (which then run as
+//! for any compile). Every value accepted here is one `Request` passes
+//! through unchanged (or, for `nil`, turns into the same default), so both
+//! ways build the same request (a test compares them).
+//!
+//! It exists for speed: on a tiny stylesheet a compile's whole Ruby part is
+//! a few microseconds, and between a result and the next request every
+//! microsecond counts several times over (docs/performance.md).
+
+use magnus::{
+    encoding::{Coderange, EncodingCapable},
+    prelude::*,
+    value::{Lazy, Qfalse, Qtrue},
+    Error, RArray, RClass, RHash, RString, Ruby, Symbol, TryConvert, Value,
+};
+use sass_embedded_core::protocol::{
+    inbound_message::{compile_request, CompileRequest},
+    OutputStyle, Syntax,
+};
+
+use super::sass_class;
+
+/// Declares the options once: [`Option`], whose discriminant is the
+/// option's position, and [`OPTIONS`], their names in that order.
+macro_rules! compile_options {
+    ($($option:ident = $name:literal,)*) => {
+        /// An option of a compile, as `Sass::Compiler` hands them over.
+        #[derive(Clone, Copy)]
+        enum Opt {
+            $($option,)*
+        }
+
+        /// The options' names, in their order: the parameters of
+        /// `Sass::Compiler::Request#initialize`, which [`check_options`]
+        /// compares with this list.
+        const OPTIONS: &[&str] = &[$($name,)*];
+    };
+}
+
+compile_options! {
+    Path = "path",
+    Source = "source",
+    Importer = "importer",
+    Syntax = "syntax",
+    Url = "url",
+    LoadPaths = "load_paths",
+    Charset = "charset",
+    SourceMap = "source_map",
+    SourceMapIncludeSources = "source_map_include_sources",
+    Style = "style",
+    Functions = "functions",
+    Importers = "importers",
+    AlertAscii = "alert_ascii",
+    AlertColor = "alert_color",
+    FatalDeprecations = "fatal_deprecations",
+    FutureDeprecations = "future_deprecations",
+    Logger = "logger",
+    QuietDeps = "quiet_deps",
+    SilenceDeprecations = "silence_deprecations",
+    Verbose = "verbose",
+}
+
+static REQUEST: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Compiler::Request"));
+
+/// Refuses to load beside a Ruby layer whose `Request#initialize` takes
+/// other options, or the same in another order: they are read by position.
+pub(super) fn check_options(ruby: &Ruby) -> Result<(), Error> {
+    let initialize: Value = ruby
+        .get_inner(&REQUEST)
+        .funcall("instance_method", ("initialize",))?;
+    let parameters: RArray = initialize.funcall("parameters", ())?;
+    let names = parameters
+        .into_iter()
+        .map(|parameter| {
+            let name: Symbol = RArray::try_convert(parameter)?.entry(1)?;
+            Ok(name.name()?.into_owned())
+        })
+        .collect::<Result<Vec<String>, Error>>()?;
+    if names != OPTIONS {
+        return Err(Error::new(
+            ruby.exception_load_error(),
+            format!(
+                "sass_embedded reads the compile options {OPTIONS:?}, but \
+                 Sass::Compiler::Request#initialize takes {names:?}: the extension and the \
+                 Ruby files come from different builds"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The options as given, read by option.
+struct Options(RArray);
+
+impl Options {
+    fn get(&self, option: Opt) -> Value {
+        self.0
+            .entry::<Value>(option as isize)
+            .unwrap_or_else(|_| Ruby::get_with(self.0).qnil().as_value())
+    }
+
+    /// `true` or `false` as they are, `nil` as false (as `Request` reads
+    /// them); `None` for anything else.
+    fn boolean(&self, option: Opt) -> Option<bool> {
+        let value = self.get(option);
+        if value.is_nil() || Qfalse::from_value(value).is_some() {
+            Some(false)
+        } else if Qtrue::from_value(value).is_some() {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the option is `nil` or an empty Array (or, `hash`, an empty
+    /// Hash): nothing to send.
+    fn is_empty(&self, option: Opt, hash: bool) -> bool {
+        let value = self.get(option);
+        if value.is_nil() {
+            return true;
+        }
+        if hash {
+            RHash::from_value(value).is_some_and(|hash| hash.is_empty())
+        } else {
+            RArray::from_value(value).is_some_and(|array| array.is_empty())
+        }
+    }
+
+    /// The name of the Symbol the option is, if it is one.
+    fn symbol(&self, option: Opt) -> Option<String> {
+        let symbol = Symbol::from_value(self.get(option))?;
+        symbol.name().ok().map(|name| name.into_owned())
+    }
+}
+
+/// The request for a `compile_string` whose options are plain, or `None`.
+pub fn request(ruby: &Ruby, options: RArray) -> Result<Option<CompileRequest>, Error> {
+    if options.len() != OPTIONS.len() {
+        return Ok(None);
+    }
+    let options = Options(options);
+    // No file (a path is made absolute by Ruby's rules), URL (checked by
+    // Ruby), importers, load paths, functions or logger.
+    let nothing_else = [Opt::Path, Opt::Importer, Opt::Url, Opt::Logger]
+        .into_iter()
+        .all(|option| options.get(option).is_nil())
+        && options.is_empty(Opt::LoadPaths, false)
+        && options.is_empty(Opt::Importers, false)
+        && options.is_empty(Opt::Functions, true);
+    if !nothing_else {
+        return Ok(None);
+    }
+    let Some(source) = utf8(options.get(Opt::Source)) else {
+        return Ok(None);
+    };
+    let syntax = match options.symbol(Opt::Syntax).as_deref() {
+        Some("scss") => Syntax::Scss,
+        Some("indented") => Syntax::Indented,
+        Some("css") => Syntax::Css,
+        _ => return Ok(None),
+    };
+    let style = match options.symbol(Opt::Style).as_deref() {
+        Some("expanded") => OutputStyle::Expanded,
+        Some("compressed") => OutputStyle::Compressed,
+        _ => return Ok(None),
+    };
+    let deprecations = [
+        Opt::FatalDeprecations,
+        Opt::FutureDeprecations,
+        Opt::SilenceDeprecations,
+    ];
+    if !deprecations
+        .into_iter()
+        .all(|option| options.is_empty(option, false))
+    {
+        return Ok(None);
+    }
+    let booleans = [
+        Opt::Charset,
+        Opt::SourceMap,
+        Opt::SourceMapIncludeSources,
+        Opt::AlertAscii,
+        Opt::QuietDeps,
+        Opt::Verbose,
+    ]
+    .map(|option| options.boolean(option));
+    let [Some(charset), Some(source_map), Some(source_map_include_sources), Some(alert_ascii), Some(quiet_deps), Some(verbose)] =
+        booleans
+    else {
+        return Ok(None);
+    };
+    // As `Request`: no `alert_color` asks whether `$stderr` is a TTY.
+    let alert_color = if options.get(Opt::AlertColor).is_nil() {
+        ruby.exception_exception()
+            .funcall::<_, _, Value>("to_tty?", ())?
+            .to_bool()
+    } else {
+        match options.boolean(Opt::AlertColor) {
+            Some(alert_color) => alert_color,
+            None => return Ok(None),
+        }
+    };
+    Ok(Some(CompileRequest {
+        input: Some(compile_request::Input::String(
+            compile_request::StringInput {
+                source,
+                url: String::new(),
+                syntax: syntax as i32,
+                importer: None,
+            },
+        )),
+        style: style as i32,
+        source_map,
+        source_map_include_sources,
+        charset,
+        alert_color,
+        alert_ascii,
+        quiet_deps,
+        verbose,
+        ..Default::default()
+    }))
+}
+
+/// The source if it is a String in UTF-8 with valid contents (what
+/// `Request.utf8` passes through as it is).
+fn utf8(value: Value) -> Option<String> {
+    let string = RString::from_value(value)?;
+    let ruby = Ruby::get_with(string);
+    if string.enc_get() != ruby.utf8_encindex() || string.enc_coderange_scan() == Coderange::Broken
+    {
+        return None;
+    }
+    string.to_string().ok()
+}
