@@ -38,12 +38,11 @@ class SpinTest < Minitest::Test
     assert_operator spins, :>=, 20
   end
 
-  # A GVL-free call on the main thread of a program without other threads
-  # makes Ruby start a Ruby thread to call its unblocking function, and kill
-  # it afterwards, unless the function is declared async-signal-safe (then
-  # Ruby's signal handler calls it): about 20 us a spin, when the spin's own
-  # was not. A lone main thread that spins has no more threads than one that
-  # does not.
+  # A GVL-free call with an unblocking function on the main thread of a
+  # program without other threads makes Ruby start a Ruby thread to call
+  # it, and kill it afterwards: about 20 us a spin. There the spin has none
+  # (see gvl.rs), and a lone main thread that spins has no more threads than
+  # one that does not.
   def test_spinning_on_a_lone_main_thread_starts_no_thread
     skip 'counts threads in /proc (Linux)' unless RUBY_PLATFORM.include?('linux')
 

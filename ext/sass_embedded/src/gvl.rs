@@ -49,8 +49,9 @@ where
     F: FnOnce() -> R,
 {
     // SAFETY: `data` is the `Call<F, R>` that `call_without_gvl` put on its
-    // stack and passed to `rb_nogvl`, which calls this function at most
-    // once, synchronously, while `call_without_gvl` is still running, so the
+    // stack and passed to `rb_thread_call_without_gvl2`, which calls this
+    // function at most once, synchronously, while `call_without_gvl` is
+    // still running, so the
     // pointer is valid, correctly typed, and not aliased.
     let call = unsafe { &mut *data.cast::<Call<F, R>>() };
     if let Some(func) = call.func.take() {
@@ -77,9 +78,24 @@ where
 /// unblocking function stops the spin at once, so an interrupt (a signal,
 /// `Thread#raise`, `Timeout`) waits for nothing; the caller's wait that
 /// follows then runs it.
+///
+/// Except on the only thread of a program: there, Ruby would start a Ruby
+/// thread to call an unblocking function should a signal come, and kill it
+/// when the call returns, around every spin (about 20 µs a compile,
+/// measured); and declared async-signal-safe instead, the function would be
+/// called from signal handlers on any thread, which may still hold it as
+/// the spin returns. Only a signal can interrupt that thread (no other Ruby
+/// thread can raise in it or time it out), so it spins without one, and a
+/// signal waits for the spin's end: its budget at most.
 pub fn spin_readable(fds: Fds, budget: Duration) -> bool {
     let stop = AtomicBool::new(false);
-    let spun = call_without_gvl(|| spin::until_readable(fds, budget, &stop), Some(&stop));
+    // SAFETY: called with the GVL held (from a Ruby method, on a Ruby
+    // thread); it only reads how many threads are alive.
+    let alone = unsafe { rb_sys::rb_thread_alone() } != 0;
+    let spun = call_without_gvl(
+        || spin::until_readable(fds, budget, &stop),
+        (!alone).then_some(&stop),
+    );
     matches!(spun, Some(Ok(true)))
 }
 
@@ -101,29 +117,23 @@ where
         ),
         None => (None, ptr::null_mut()),
     };
-    // Declared async-signal-safe (it is: one atomic store), so that on the
-    // main thread of a program without other threads Ruby calls it from its
-    // signal handler, instead of starting a Ruby thread to call it and
-    // killing that thread afterwards, which it does around every call
-    // otherwise (about 20 µs a call, measured).
-    let flags = rb_sys::RB_NOGVL_INTR_FAIL | rb_sys::RB_NOGVL_UBF_ASYNC_SAFE;
     // SAFETY: `run_call` is an `extern "C"` function that never unwinds (it
     // catches panics) and whose data pointer outlives this call, as argued
-    // there. `rb_nogvl` is called with the GVL held: every caller is a Ruby
-    // method running on a Ruby thread. With `RB_NOGVL_INTR_FAIL` it does not
-    // run pending interrupts itself (it returns without calling `run_call`
-    // when one is pending), so it never longjmps over this Rust frame.
-    // `stop_spin`, the unblocking function, only stores to `stop`, an atomic
-    // the caller keeps alive across this call: async-signal-safe, as the
-    // flag says (Ruby calls it, from another thread or a signal handler,
-    // only while `rb_nogvl` runs).
+    // there. `rb_thread_call_without_gvl2` is called with the GVL held: every
+    // caller is a Ruby method running on a Ruby thread. It does not run
+    // pending interrupts itself (unlike the non-2 variant), so it never
+    // longjmps over this Rust frame. `stop_spin`, the unblocking function,
+    // only stores to `stop`, an atomic the caller keeps alive across this
+    // call (Ruby calls it, from another thread, only while
+    // `rb_thread_call_without_gvl2` runs, under the thread's interrupt lock,
+    // which the call's end takes too; never from a signal handler, since it
+    // is not declared async-signal-safe).
     unsafe {
-        rb_sys::rb_nogvl(
+        rb_sys::rb_thread_call_without_gvl2(
             Some(run_call::<F, R>),
             ptr::addr_of_mut!(call).cast(),
             unblock,
             unblock_data,
-            flags as c_int,
         );
     }
     call.outcome

@@ -34,10 +34,11 @@ module Sass
 
       attr_reader :functions, :importers, :logger
 
-      # The options come positionally, in the order of {Compiler#compile}'s
-      # and {Compiler#compile_string}'s keywords (+path+ or +source+ first):
-      # keywords passed through +new+, a C method, would be collected into a
-      # Hash first, which costs a tiny compile a microsecond.
+      # The options come positionally, as Compiler#run's options list them
+      # (the native host reads a plain compile's options by the same
+      # positions, and refuses to load if these parameters differ from its
+      # own list): keywords passed through +new+, a C method, would be
+      # collected into a Hash first, which costs a tiny compile a microsecond.
       def initialize(path, source, importer, syntax, url, load_paths, charset, source_map,
                      source_map_include_sources, style, functions, importers, alert_ascii, alert_color,
                      fatal_deprecations, future_deprecations, logger, quiet_deps, silence_deprecations, verbose)

@@ -9,6 +9,24 @@
 //! (arrays, hashes) until they are returned; none is kept in a Rust
 //! collection, where the garbage collector could not see it.
 
+/// Declares a list Ruby hands over as an Array read by position: an enum
+/// whose discriminants are the positions, and the names in that order (for
+/// [`check_names`] to compare with the Ruby layer's).
+macro_rules! positional {
+    ($(#[$meta:meta])* enum $enum:ident, const $names:ident {
+        $($variant:ident = $name:literal,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy)]
+        enum $enum {
+            $($variant,)*
+        }
+
+        /// The names, in their order.
+        const $names: &[&str] = &[$($name,)*];
+    };
+}
+
 pub mod plain;
 pub mod value;
 
@@ -74,42 +92,30 @@ pub fn preload(ruby: &Ruby) -> Result<(), Error> {
 // Ruby → protobuf: the compile request
 // ---------------------------------------------------------------------------
 
-/// Declares the request's fields once: [`Field`], whose discriminant is the
-/// field's position, and [`FIELDS`], their names in that order.
-macro_rules! request_fields {
-    ($($field:ident = $name:literal,)*) => {
-        /// A field of the request `Sass::Compiler::Request#to_a` gives.
-        #[derive(Clone, Copy)]
-        enum Field {
-            $($field,)*
-        }
-
-        /// The fields' names, in their order (`Request::FIELDS`, which
-        /// [`preload`] checks against this list).
-        const FIELDS: &[&str] = &[$($name,)*];
-    };
-}
-
-request_fields! {
-    Path = "path",
-    Source = "source",
-    Syntax = "syntax",
-    Url = "url",
-    Importer = "importer",
-    Style = "style",
-    Charset = "charset",
-    SourceMap = "source_map",
-    SourceMapIncludeSources = "source_map_include_sources",
-    AlertAscii = "alert_ascii",
-    AlertColor = "alert_color",
-    QuietDeps = "quiet_deps",
-    Verbose = "verbose",
-    FatalDeprecations = "fatal_deprecations",
-    FutureDeprecations = "future_deprecations",
-    SilenceDeprecations = "silence_deprecations",
-    Functions = "functions",
-    Importers = "importers",
-    Silent = "silent",
+positional! {
+    /// A field of the request `Sass::Compiler::Request#to_a` gives, in the
+    /// order of `Request::FIELDS` (checked when the extension loads).
+    enum Field, const FIELDS {
+        Path = "path",
+        Source = "source",
+        Syntax = "syntax",
+        Url = "url",
+        Importer = "importer",
+        Style = "style",
+        Charset = "charset",
+        SourceMap = "source_map",
+        SourceMapIncludeSources = "source_map_include_sources",
+        AlertAscii = "alert_ascii",
+        AlertColor = "alert_color",
+        QuietDeps = "quiet_deps",
+        Verbose = "verbose",
+        FatalDeprecations = "fatal_deprecations",
+        FutureDeprecations = "future_deprecations",
+        SilenceDeprecations = "silence_deprecations",
+        Functions = "functions",
+        Importers = "importers",
+        Silent = "silent",
+    }
 }
 
 /// Refuses to load beside a Ruby layer whose request has other fields, or
@@ -121,16 +127,22 @@ fn check_fields(ruby: &Ruby) -> Result<(), Error> {
         .into_iter()
         .map(|field| Ok(Symbol::try_convert(field)?.name()?.into_owned()))
         .collect::<Result<Vec<String>, Error>>()?;
-    if names != FIELDS {
-        return Err(Error::new(
-            ruby.exception_load_error(),
-            format!(
-                "sass_embedded's request fields {FIELDS:?} differ from Sass::Compiler::Request::FIELDS {names:?}: \
-                 the extension and the Ruby files come from different builds"
-            ),
-        ));
+    check_names(ruby, FIELDS, &names, "Sass::Compiler::Request::FIELDS")
+}
+
+/// A `LoadError` unless `theirs` (the Ruby layer's `what`) are `ours`, in
+/// the same order.
+fn check_names(ruby: &Ruby, ours: &[&str], theirs: &[String], what: &str) -> Result<(), Error> {
+    if theirs == ours {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::new(
+        ruby.exception_load_error(),
+        format!(
+            "sass_embedded reads {ours:?} by position, but {what} is {theirs:?}: the extension \
+             and the Ruby files come from different builds"
+        ),
+    ))
 }
 
 /// The request Ruby built, read by field.

@@ -27,44 +27,32 @@ use sass_embedded_core::protocol::{
 
 use super::sass_class;
 
-/// Declares the options once: [`Option`], whose discriminant is the
-/// option's position, and [`OPTIONS`], their names in that order.
-macro_rules! compile_options {
-    ($($option:ident = $name:literal,)*) => {
-        /// An option of a compile, as `Sass::Compiler` hands them over.
-        #[derive(Clone, Copy)]
-        enum Opt {
-            $($option,)*
-        }
-
-        /// The options' names, in their order: the parameters of
-        /// `Sass::Compiler::Request#initialize`, which [`check_options`]
-        /// compares with this list.
-        const OPTIONS: &[&str] = &[$($name,)*];
-    };
-}
-
-compile_options! {
-    Path = "path",
-    Source = "source",
-    Importer = "importer",
-    Syntax = "syntax",
-    Url = "url",
-    LoadPaths = "load_paths",
-    Charset = "charset",
-    SourceMap = "source_map",
-    SourceMapIncludeSources = "source_map_include_sources",
-    Style = "style",
-    Functions = "functions",
-    Importers = "importers",
-    AlertAscii = "alert_ascii",
-    AlertColor = "alert_color",
-    FatalDeprecations = "fatal_deprecations",
-    FutureDeprecations = "future_deprecations",
-    Logger = "logger",
-    QuietDeps = "quiet_deps",
-    SilenceDeprecations = "silence_deprecations",
-    Verbose = "verbose",
+positional! {
+    /// An option of a compile, as `Sass::Compiler` hands them over: the
+    /// parameters of `Sass::Compiler::Request#initialize`, in their order
+    /// (checked when the extension loads).
+    enum Opt, const OPTIONS {
+        Path = "path",
+        Source = "source",
+        Importer = "importer",
+        Syntax = "syntax",
+        Url = "url",
+        LoadPaths = "load_paths",
+        Charset = "charset",
+        SourceMap = "source_map",
+        SourceMapIncludeSources = "source_map_include_sources",
+        Style = "style",
+        Functions = "functions",
+        Importers = "importers",
+        AlertAscii = "alert_ascii",
+        AlertColor = "alert_color",
+        FatalDeprecations = "fatal_deprecations",
+        FutureDeprecations = "future_deprecations",
+        Logger = "logger",
+        QuietDeps = "quiet_deps",
+        SilenceDeprecations = "silence_deprecations",
+        Verbose = "verbose",
+    }
 }
 
 static REQUEST: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Compiler::Request"));
@@ -83,17 +71,12 @@ pub(super) fn check_options(ruby: &Ruby) -> Result<(), Error> {
             Ok(name.name()?.into_owned())
         })
         .collect::<Result<Vec<String>, Error>>()?;
-    if names != OPTIONS {
-        return Err(Error::new(
-            ruby.exception_load_error(),
-            format!(
-                "sass_embedded reads the compile options {OPTIONS:?}, but \
-                 Sass::Compiler::Request#initialize takes {names:?}: the extension and the \
-                 Ruby files come from different builds"
-            ),
-        ));
-    }
-    Ok(())
+    super::check_names(
+        ruby,
+        OPTIONS,
+        &names,
+        "Sass::Compiler::Request#initialize's parameter list",
+    )
 }
 
 /// The options as given, read by option.

@@ -26,7 +26,8 @@
 //!   the thread): the runtime decides that (see `Wait::Spin`).
 //!
 //! The runtime spins without holding anything another thread needs (Ruby
-//! releases its GVL), and stops at once when it is interrupted.
+//! releases its GVL), and stops when it is interrupted: at once, or, where
+//! only a signal can interrupt it (Ruby's only thread), within the budget.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
