@@ -72,7 +72,8 @@ pub(crate) static SESSION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Com
 /// one at the same time would deadlock: magnus's `Lazy` holds a lock while
 /// it calls Ruby (which may switch threads), and the second thread waits on
 /// that lock holding the GVL the first one needs. Fails if the Ruby layer's
-/// request has other fields than this build reads (see [`FIELDS`]).
+/// request fields or compile options are not the ones this build reads by
+/// position (see [`FIELDS`] and [`plain`]).
 pub fn preload(ruby: &Ruby) -> Result<(), Error> {
     for class in [
         &COMPILE_RESULT,
