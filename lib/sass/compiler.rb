@@ -248,11 +248,12 @@ module Sass
 
     # Compiles with +options+, the arguments of Request.new. Plain options
     # (a UTF-8 source, no file, URL, callbacks, load paths or deprecation
-    # lists: most +compile_string+ calls) go to the native host as they are,
-    # which builds the request itself, or answers nil, having sent nothing,
-    # for options that need Request's checks and conversions: on a tiny
-    # stylesheet a compile's whole Ruby part is a few microseconds, and
-    # each one counts several times over (docs/performance.md).
+    # lists: a +compile_string+ with its defaults or a few booleans or
+    # Symbols) go to the native host as they are, which builds the request
+    # itself, or answers nil, having sent nothing, for options that need
+    # Request's checks and conversions: on a tiny stylesheet a compile's
+    # whole Ruby part is a few microseconds, and each one counts several
+    # times over (docs/performance.md).
     #
     # A failure a callback (function, importer) caused keeps the callback's
     # Ruby story: the CompileError takes the callback exception's backtrace as

@@ -1,12 +1,12 @@
 //! A plain compile's options straight to a `CompileRequest`.
 //!
-//! Most `compile_string` calls pass a UTF-8 source and a few booleans or
-//! Symbols, and no callbacks, load paths or URL. For those, `Sass::Compiler`
-//! hands the options over as the caller gave them (in the order of
-//! `Sass::Compiler::Request#initialize`'s parameters) and this module builds
-//! the request from them, or answers `None`, before anything is sent, for
-//! options that need `Request`'s checks and conversions (which then run as
-//! for any compile). Every value accepted here is one `Request` passes
+//! A `compile_string` with its defaults, or with a few booleans or Symbols,
+//! passes a UTF-8 source and no callbacks, load paths or URL. For those,
+//! `Sass::Compiler` hands the options over as the caller gave them (in the
+//! order of `Sass::Compiler::Request#initialize`'s parameters) and this
+//! module builds the request from them, or answers `None`, before anything
+//! is sent, for options that need `Request`'s checks and conversions (which
+//! then run as for any compile). Every value accepted here is one `Request` passes
 //! through unchanged (or, for `nil`, turns into the same default), so both
 //! ways build the same request (a test compares them).
 //!
