@@ -22,6 +22,9 @@
 //! with [`without_gvl`]; a lone watcher's spin before it sleeps, with
 //! [`spin_readable`].
 //!
+//! Before a compile's native path takes anything another caller could wait
+//! for, [`ensure_stack`] makes sure the machine stack it needs is there.
+//!
 //! Panics never cross the C boundary: a panic in the GVL-free function is
 //! caught there and handed back to the caller, which resumes it once it holds
 //! the GVL again (the extension's panic guard then turns it into a Ruby
@@ -35,6 +38,45 @@ use std::time::Duration;
 
 use magnus::Ruby;
 use sass_embedded_core::wait::{spin, Fds, Waitable};
+
+/// The machine stack a compile's native path may use below its entry, Ruby
+/// calls excepted (each is Ruby's, checked by Ruby): its frames are few and
+/// small, and nothing in it recurses (the compiler's messages are decoded
+/// without recursion: `sass_embedded_core::protocol::decode_outbound`).
+pub const NATIVE_PATH_STACK: usize = 64 * 1024;
+
+/// Makes sure [`NATIVE_PATH_STACK`] bytes of machine stack are left below
+/// the caller, or raises `SystemStackError` before anything is taken.
+///
+/// Why: a Rust frame that meets the end of the stack faults, and Ruby turns
+/// that fault into a `SystemStackError` by longjmp over every Rust frame in
+/// between: had one of them held the compiler's output (the reader's turn)
+/// or a lock, every other caller would wait for ever. Ruby itself checks
+/// only that 16 KiB are left when it calls a C method (a fiber has 512 KiB
+/// in all), so near the end of a fiber's stack the native path could run
+/// out. A frame of [`NATIVE_PATH_STACK`] bytes is entered here, touching
+/// each page of it as it is entered: where the stack is too short, the fault
+/// happens here, where nothing is held yet (the longjmp then skips only
+/// frames with nothing to drop, as a raise from Rust does); where Ruby's own
+/// measure says the rest is too short, it is an ordinary error.
+pub fn ensure_stack(ruby: &Ruby) -> Result<(), magnus::Error> {
+    #[inline(never)]
+    fn probe() -> bool {
+        let reserve = [std::mem::MaybeUninit::<u8>::uninit(); NATIVE_PATH_STACK];
+        std::hint::black_box(&reserve);
+        // SAFETY: ruby_stack_check only compares the stack pointer with the
+        // current execution context's stack bounds; the GVL is held.
+        unsafe { rb_sys::ruby_stack_check() != 0 }
+    }
+    if probe() {
+        Err(magnus::Error::new(
+            ruby.exception_sys_stack_error(),
+            "stack level too deep (a compile needs more machine stack than is left)",
+        ))
+    } else {
+        Ok(())
+    }
+}
 
 /// What [`without_gvl`] hands back: the function's result or its panic.
 pub type Outcome<R> = std::thread::Result<R>;

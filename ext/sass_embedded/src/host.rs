@@ -135,6 +135,7 @@ impl RubyHost {
         session: Value,
     ) -> Result<Value, Error> {
         guard(ruby, || {
+            gvl::ensure_stack(ruby)?;
             let host = rb_self.owned(ruby)?;
             let request = conversion::compile_request(ruby, request)?;
             session::compile(ruby, host, request, session)
@@ -151,6 +152,7 @@ impl RubyHost {
         session: Value,
     ) -> Result<Option<Value>, Error> {
         guard(ruby, || {
+            gvl::ensure_stack(ruby)?;
             let host = rb_self.owned(ruby)?;
             match conversion::plain::request(ruby, options)? {
                 Some(request) => session::compile(ruby, host, request, session).map(Some),
@@ -179,7 +181,10 @@ impl RubyHost {
 
     /// `host.version`: `[protocol, compiler, implementation version, name]`.
     fn version(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
-        guard(ruby, || session::version(ruby, rb_self.owned(ruby)?))
+        guard(ruby, || {
+            gvl::ensure_stack(ruby)?;
+            session::version(ruby, rb_self.owned(ruby)?)
+        })
     }
 
     /// `host.close`: fails compilations in flight with "closed compiler" and

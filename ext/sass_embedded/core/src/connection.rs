@@ -675,7 +675,7 @@ impl PacketRouter {
                 Ok(None) => return Ok(()),
                 Err(error) => return Err(ReadEnd::Protocol(format!("malformed output: {error}"))),
             };
-            let message = match <OutboundMessage as prost::Message>::decode(packet.payload) {
+            let message = match crate::protocol::decode_outbound(packet.payload) {
                 Ok(OutboundMessage {
                     message: Some(message),
                 }) => message,

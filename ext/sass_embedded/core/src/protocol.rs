@@ -6,6 +6,9 @@
 //! build (a user's source gem install, an emulated arm64 build) compiles no
 //! protobuf compiler: `tests/protocol_schema.rs` regenerates it with
 //! prost-build and protox and fails if it differs from the schema's.
+//!
+//! What the compiler sends is decoded by [`decode_outbound`], which takes
+//! nested values apart without recursing (see `nested.rs`).
 
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 mod generated {
@@ -13,6 +16,9 @@ mod generated {
 }
 
 pub use generated::*;
+
+mod nested;
+pub use nested::{decode_outbound, DecodeError};
 
 /// The major version of the protocol this host speaks. A compiler that reports
 /// another major version is refused at start.
