@@ -316,12 +316,7 @@ class CompileTest < Minitest::Test
     assert_equal "a {\n  b: \"ñ\";\n}", Sass.compile_string(binary, charset: false).css
   end
 
-  def test_invalid_utf8_is_an_argument_error
-    error = assert_raises(ArgumentError) { Sass.compile_string("a { b: \"\xff\" }") }
-    assert_match(/source is not valid UTF-8/, error.message)
-    error = assert_raises(ArgumentError) { Sass.compile_string("a { b: \"\xff\" }".b) }
-    assert_match(/source is not valid/, error.message)
-  end
+  # Invalid UTF-8 and untranscodable sources: test/encoding_test.rb.
 
   def test_default_internal_encoding_does_not_break_anything
     previous = Encoding.default_internal

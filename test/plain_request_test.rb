@@ -34,6 +34,10 @@ class PlainRequestTest < Minitest::Test
 
   def test_plain_options_build_the_request_the_checks_build
     [{}, { source: '' }, { source: "a { content: 'é ☃ 😀' }" }].each { |change| assert_built_alike(change) }
+    # What is not UTF-8 in a UTF-8 source is sent as U+FFFD either way.
+    ["a {b: '\xff'}", "a {b: '\xed\xa0\x80 \xc0\x80 \xf0\x9f'}"].each do |source|
+      assert_built_alike(source: source.dup.force_encoding('UTF-8'))
+    end
     %i[scss indented css].product(%i[expanded compressed]).each do |syntax, style|
       assert_built_alike(syntax:, style:)
     end
@@ -44,6 +48,8 @@ class PlainRequestTest < Minitest::Test
     [nil, {}, Sass::Compiler.const_get(:EMPTY_HASH)].each { |functions| assert_built_alike(functions:) }
   end
 
+  # A String subclass is declined: Request reads a source through its
+  # +to_str+, which a subclass may override.
   def test_options_that_need_the_checks_are_declined
     to_str = Object.new
     def to_str.to_str = 'a {b: c}'
@@ -55,7 +61,7 @@ class PlainRequestTest < Minitest::Test
       { future_deprecations: %w[import] }, { syntax: 'scss' }, { style: 'compressed' }, { style: :nested },
       { syntax: nil }, { charset: 1 }, { verbose: 'yes' }, { alert_color: 0 },
       { source: to_str }, { source: 'a {b: c}'.encode('ISO-8859-1') }, { source: 'a {b: c}'.b },
-      { source: "a {b: \xff}".dup.force_encoding('UTF-8') }, { source: :symbol }
+      { source: :symbol }, { source: Class.new(String).new('a {b: c}') }
     ].each do |change|
       assert_nil HOST.encode_plain(options(**change)), "took #{change} as plain"
     end

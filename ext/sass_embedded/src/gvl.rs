@@ -78,6 +78,13 @@ pub fn ensure_stack(ruby: &Ruby) -> Result<(), magnus::Error> {
     }
 }
 
+/// A copy of the bytes of `string`.
+pub fn bytes(string: magnus::RString) -> Vec<u8> {
+    // SAFETY: the slice is copied at once, before any Ruby code can run (so
+    // before the string can be changed or collected); the GVL is held.
+    unsafe { string.as_slice() }.to_vec()
+}
+
 /// What [`without_gvl`] hands back: the function's result or its panic.
 pub type Outcome<R> = std::thread::Result<R>;
 

@@ -106,26 +106,25 @@ module Sass
       end
 
       class << self
-        # A String in UTF-8 from any +to_str+ object in any encoding that
-        # converts to UTF-8.
+        # A String for the compiler from any +to_str+ object, by the
+        # established gem's rules: a UTF-8 String as it is (the host sends
+        # what in it is not UTF-8 as U+FFFD, as the compiler reads it there),
+        # a binary String whose bytes are UTF-8 as UTF-8 (the established gem
+        # refuses those), and any other String transcoded to UTF-8, raising
+        # Ruby's EncodingError where it cannot be.
         def utf8(value, name)
           raise TypeError, "#{name} must be a String, got #{value.inspect[0, 80]}" unless value.respond_to?(:to_str)
 
           string = value.to_str
-          # The common case, valid UTF-8 already, is used as it is: the host
-          # reads it before this method's caller returns.
-          return string if string.encoding == Encoding::UTF_8 && string.valid_encoding?
+          # The common case is used as it is: the host reads it before this
+          # method's caller returns.
+          return string if string.encoding == Encoding::UTF_8
 
-          string = String.new(string)
-          string.force_encoding(Encoding::UTF_8) if string.encoding == Encoding::BINARY
-          unless string.valid_encoding?
-            raise ArgumentError, "#{name} is not valid #{string.encoding}: #{string.scrub.inspect[0, 80]}"
+          if string.encoding == Encoding::BINARY
+            utf8 = String.new(string, encoding: Encoding::UTF_8)
+            return utf8 if utf8.valid_encoding?
           end
-
-          string = string.encode(Encoding::UTF_8) unless string.encoding == Encoding::UTF_8
-          string
-        rescue EncodingError => e
-          raise ArgumentError, "#{name} cannot be converted to UTF-8: #{e.message}"
+          string.encode(Encoding::UTF_8)
         end
 
         # A filesystem path from a String or Pathname.

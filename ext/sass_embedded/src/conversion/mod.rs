@@ -31,8 +31,8 @@ pub mod plain;
 pub mod value;
 
 use magnus::{
-    prelude::*, value::Lazy, Error, RArray, RClass, RModule, RString, Ruby, Symbol, TryConvert,
-    Value,
+    encoding::Coderange, prelude::*, value::Lazy, Error, RArray, RClass, RModule, RString, Ruby,
+    Symbol, TryConvert, Value,
 };
 use sass_embedded_core::protocol::{
     inbound_message::{
@@ -183,9 +183,41 @@ impl Fields {
     }
 }
 
-/// A Ruby String (already validated as UTF-8 by the Ruby layer) as Rust's.
+/// A Ruby String as the UTF-8 the compiler reads, by the established gem's
+/// rules: a UTF-8 String is sent as it is, and what in it is not UTF-8
+/// becomes U+FFFD (the compiler's decoder replaces it so there); a binary
+/// String whose bytes are UTF-8 is read as UTF-8; any other String is
+/// transcoded (`String#encode`), raising Ruby's `EncodingError`s where it
+/// cannot be.
 pub(crate) fn rust_string(value: Value) -> Result<String, Error> {
-    RString::try_convert(value)?.to_string()
+    string_of(RString::try_convert(value)?)
+}
+
+/// [`rust_string`] of an `RString`.
+pub(crate) fn string_of(string: RString) -> Result<String, Error> {
+    let ruby = Ruby::get_with(string);
+    let encoding = string.enc_get();
+    // The coderange is cached by Ruby: valid UTF-8, the common case, is not
+    // scanned again.
+    let broken = string.enc_coderange_scan() == Coderange::Broken;
+    if encoding == ruby.utf8_encindex() {
+        return if broken {
+            // U+FFFD for each maximal invalid subpart, as the compiler's
+            // UTF-8 decoder replaces them.
+            Ok(String::from_utf8_lossy(&crate::gvl::bytes(string)).into_owned())
+        } else {
+            string.to_string()
+        };
+    }
+    if encoding == ruby.ascii8bit_encindex() {
+        if let Ok(text) = String::from_utf8(crate::gvl::bytes(string)) {
+            return Ok(text);
+        }
+    } else if encoding == ruby.usascii_encindex() && !broken {
+        return string.to_string();
+    }
+    let utf8: RString = string.funcall("encode", ("UTF-8",))?;
+    utf8.to_string()
 }
 
 /// Builds the `CompileRequest` from the fields `Sass::Compiler` validated.
@@ -424,7 +456,10 @@ pub fn log_event_args(
         Symbol::from(ruby.sym_new(kind)),
         ruby.str_new(&event.message),
         span,
-        non_empty(ruby, &event.stack_trace),
+        // A String, empty when the compiler sent none, as the established
+        // gem passes it (a span's url and context, and a compile error's
+        // stack, are nil when empty there too, as here).
+        ruby.str_new(&event.stack_trace).as_value(),
         ruby.str_new(&event.formatted),
         deprecation_type,
     ))
@@ -480,10 +515,7 @@ pub fn canonicalize_response(id: u32, answer: Value) -> Result<inbound_message::
         CanonicalizeResponse {
             id,
             result: url
-                .map(|url| {
-                    url.to_string()
-                        .map(inbound_message::canonicalize_response::Result::Url)
-                })
+                .map(|url| string_of(url).map(inbound_message::canonicalize_response::Result::Url))
                 .transpose()?,
             containing_url_unused,
         },
@@ -513,9 +545,9 @@ pub fn import_response(
             other => return Err(argument_error(ruby, format!("unknown syntax :{other}"))),
         };
         Some(ImportResult::Success(ImportSuccess {
-            contents: contents.to_string()?,
+            contents: string_of(contents)?,
             syntax: syntax as i32,
-            source_map_url: source_map_url.map(|url| url.to_string()).transpose()?,
+            source_map_url: source_map_url.map(string_of).transpose()?,
         }))
     };
     Ok(inbound_message::Message::ImportResponse(ImportResponse {
@@ -535,8 +567,7 @@ pub fn file_import_response(id: u32, answer: Value) -> Result<inbound_message::M
             id,
             result: url
                 .map(|url| {
-                    url.to_string()
-                        .map(inbound_message::file_import_response::Result::FileUrl)
+                    string_of(url).map(inbound_message::file_import_response::Result::FileUrl)
                 })
                 .transpose()?,
             containing_url_unused,

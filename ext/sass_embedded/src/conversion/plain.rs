@@ -15,7 +15,7 @@
 //! microsecond counts several times over (docs/performance.md).
 
 use magnus::{
-    encoding::{Coderange, EncodingCapable},
+    encoding::EncodingCapable,
     prelude::*,
     value::{Lazy, Qfalse, Qtrue},
     Error, RArray, RClass, RHash, RString, Ruby, Symbol, TryConvert, Value,
@@ -211,14 +211,18 @@ pub fn request(ruby: &Ruby, options: RArray) -> Result<Option<CompileRequest>, E
     }))
 }
 
-/// The source if it is a String in UTF-8 with valid contents (what
-/// `Request.utf8` passes through as it is).
+/// The source if it is a plain String (not a subclass: `Request` reads a
+/// String through `to_str`, which a subclass may override) in UTF-8, read
+/// as `Request` and [`super::string_of`] read it (what is not UTF-8 becomes
+/// U+FFFD).
 fn utf8(value: Value) -> Option<String> {
+    use magnus::rb_sys::AsRawValue;
     let string = RString::from_value(value)?;
     let ruby = Ruby::get_with(string);
-    if string.enc_get() != ruby.utf8_encindex() || string.enc_coderange_scan() == Coderange::Broken
+    if string.class().as_raw() != ruby.class_string().as_raw()
+        || string.enc_get() != ruby.utf8_encindex()
     {
         return None;
     }
-    string.to_string().ok()
+    super::string_of(string).ok()
 }

@@ -17,7 +17,7 @@ use sass_embedded_core::protocol::{
     value as proto, CalculationOperator, ListSeparator, SingletonValue, Value as ProtoValue,
 };
 
-use super::{rust_string, sass_class};
+use super::{rust_string, sass_class, string_of};
 use crate::errors::type_error;
 
 static STRING: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::String"));
@@ -647,7 +647,7 @@ fn color_from_ruby(ruby: &Ruby, value: Value) -> Result<proto::Value, Error> {
         ));
     }
     Ok(proto::Value::Color(proto::Color {
-        space: space.to_string()?,
+        space: string_of(space)?,
         channel1: channels.entry(0)?,
         channel2: channels.entry(1)?,
         channel3: channels.entry(2)?,
@@ -917,7 +917,7 @@ fn begin_from_ruby(
         let text: RString = value.funcall("text", ())?;
         let quoted: bool = value.funcall("quoted?", ())?;
         V::String(proto::String {
-            text: text.to_string()?,
+            text: string_of(text)?,
             quoted,
         })
     } else if value.is_kind_of(ruby.get_inner(&NUMBER)) {
