@@ -42,6 +42,13 @@ class EncodingTest < Minitest::Test
     assert_equal css_with(REPLACED), compiler.compile_string(source, url: 'file:///bad.scss').css
   end
 
+  # Request's own checks (here, that the URL parses) read what the compiler
+  # will read, not the invalid bytes.
+  def test_invalid_utf8_in_a_url_becomes_a_replacement_character
+    result = new_compiler.compile_string('a { b: c }', url: bad_utf8("file:///bad\xff.scss".b))
+    assert_equal ['file:///bad%EF%BF%BD.scss'], result.loaded_urls
+  end
+
   def test_invalid_utf8_from_an_importer_becomes_replacement_characters
     importer = {
       canonicalize: ->(url, _) { "bad:#{url}" },

@@ -107,18 +107,22 @@ module Sass
 
       class << self
         # A String for the compiler from any +to_str+ object, by the
-        # established gem's rules: a UTF-8 String as it is (the host sends
-        # what in it is not UTF-8 as U+FFFD, as the compiler reads it there),
-        # a binary String whose bytes are UTF-8 as UTF-8 (the established gem
-        # refuses those), and any other String transcoded to UTF-8, raising
-        # Ruby's EncodingError where it cannot be.
+        # established gem's rules: a UTF-8 String as it is, what in it is not
+        # UTF-8 becoming U+FFFD (one per maximal invalid subpart, as the
+        # compiler's decoder reads it from the established gem, and as the
+        # host reads Strings it is given directly); a binary String whose
+        # bytes are UTF-8 as UTF-8 (the established gem refuses those); and
+        # any other String transcoded to UTF-8, raising Ruby's EncodingError
+        # where it cannot be.
         def utf8(value, name)
           raise TypeError, "#{name} must be a String, got #{value.inspect[0, 80]}" unless value.respond_to?(:to_str)
 
           string = value.to_str
-          # The common case is used as it is: the host reads it before this
-          # method's caller returns.
-          return string if string.encoding == Encoding::UTF_8
+          if string.encoding == Encoding::UTF_8
+            # The common case is used as it is: the host reads it before this
+            # method's caller returns.
+            return string.valid_encoding? ? string : string.scrub
+          end
 
           if string.encoding == Encoding::BINARY
             utf8 = String.new(string, encoding: Encoding::UTF_8)
