@@ -191,6 +191,75 @@ class ConcurrencyTest < Minitest::Test
     assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
   end
 
+  # Waits until +thread+ sleeps (in a compile: watching or parked).
+  def sleeping(thread)
+    deadline = monotonic_now + budget(10)
+    sleep 0.01 until thread.status == 'sleep' || monotonic_now > deadline
+    assert_equal 'sleep', thread.status
+  end
+
+  # A watcher W and a parked caller P on one compiler, stopped so that
+  # neither compile can end; +faults+ runs in W's thread at each call of
+  # Waker#wake (which W makes when it passes the watch to P or routes P's
+  # answer). Yields W, P and the compiler's pid.
+  def watcher_and_parked(faults, &)
+    compiler = new_compiler(max_processes: 1)
+    compiler.compile_string('a { b: c }')
+    pid = compiler_pid(compiler)
+    Process.kill(:STOP, pid)
+    calls = 0
+    watcher = Thread.new do
+      trace = TracePoint.new(:call) do |tp|
+        next unless Thread.current == watcher && tp.method_id == :wake
+
+        calls += 1
+        faults.fetch(calls - 1, -> {}).call
+      end
+      catch(:jump) { trace.enable { compiler.compile_string('w { x: y }').css } }
+    end
+    watcher.report_on_exception = false
+    sleeping(watcher)
+    parked = Thread.new { compiler.compile_string('p { q: r }').css }
+    sleeping(parked)
+    yield watcher, parked, pid
+    assert_equal "p {\n  q: r;\n}", parked.value
+    assert_operator calls, :>=, faults.length, 'the watcher did not wake the parked caller'
+    assert_equal "s {\n  t: u;\n}", compiler.compile_string('s { t: u }').css
+  ensure
+    Process.kill(:CONT, pid) if pid
+    [watcher, parked].compact.each { |thread| thread.join(budget(10)) || thread.kill }
+  end
+
+  # A jump held in the host ($! then holds a throw's data, or a kill's tag,
+  # which are no exceptions) while the host still calls Ruby, and a call
+  # then raises: magnus puts $! back after catching the raise, and Ruby
+  # refuses a non-exception ("assigning non-exception to $!", a TypeError
+  # raised past every Rust frame). Here a throw in the first wake and an
+  # error in the retry: the throw reaches its catch, and the parked caller
+  # is woken by the next try.
+  def test_a_throw_held_while_waking_and_an_error_in_the_retry
+    thrown = -> { throw :jump, :thrown }
+    failed = -> { raise 'wake failed' }
+    watcher_and_parked([thrown, failed]) do |watcher, _parked, pid|
+      Process.kill(:CONT, pid)
+      assert watcher.join(budget(10)), 'the watcher hung'
+      assert_equal :thrown, watcher.value
+    end
+  end
+
+  # Thread#kill of the watcher while it watches, and its wake of the parked
+  # caller (passing the watch on) raises: the thread dies quietly, and the
+  # parked caller is woken by the retry.
+  def test_a_kill_of_the_watcher_and_an_error_while_it_passes_the_watch
+    failed = -> { raise 'wake failed' }
+    watcher_and_parked([failed]) do |watcher, _parked, pid|
+      watcher.kill
+      assert watcher.join(budget(10)), 'the killed watcher hung'
+      assert_nil watcher.value
+      Process.kill(:CONT, pid)
+    end
+  end
+
   def test_sigint_interrupts_the_compile_and_spares_the_compiler
     skip_on_windows('SIGINT to a process group')
     script = <<~RUBY

@@ -25,6 +25,9 @@
 //! Before a compile's native path takes anything another caller could wait
 //! for, [`ensure_stack`] makes sure the machine stack it needs is there.
 //!
+//! The host's Ruby calls made while it carries a caught `throw` or kill to
+//! the caller run through [`beside_held_jump`].
+//!
 //! Panics never cross the C boundary: a panic in the GVL-free function is
 //! caught there and handed back to the caller, which resumes it once it holds
 //! the GVL again (the extension's panic guard then turns it into a Ruby
@@ -97,11 +100,11 @@ extern "C" fn run_call<F, R>(data: *mut c_void) -> *mut c_void
 where
     F: FnOnce() -> R,
 {
-    // SAFETY: `data` is the `Call<F, R>` that `call_without_gvl` put on its
-    // stack and passed to `rb_thread_call_without_gvl2`, which calls this
-    // function at most once, synchronously, while `call_without_gvl` is
-    // still running, so the
-    // pointer is valid, correctly typed, and not aliased.
+    // SAFETY: `data` is the `Call<F, R>` that `call_without_gvl` (or
+    // `beside_held_jump`) put on its stack and passed to
+    // `rb_thread_call_without_gvl2` (or `rb_ensure`), which calls this
+    // function at most once, synchronously, while its caller is still
+    // running, so the pointer is valid, correctly typed, and not aliased.
     let call = unsafe { &mut *data.cast::<Call<F, R>>() };
     if let Some(func) = call.func.take() {
         call.outcome = Some(catch_unwind(AssertUnwindSafe(func)));
@@ -207,6 +210,73 @@ pub fn check_interrupts() -> Result<(), magnus::Error> {
         rb_sys::Qnil as rb_sys::VALUE
     })
     .map(|_| ())
+}
+
+/// Runs `func` with `$!` set aside while it holds a jump's data, and puts
+/// that data back after: for the host's Ruby calls made while it carries a
+/// `throw`, `Thread#kill` or other non-local exit it caught earlier on the
+/// way to the caller (waking the other parked callers after one wake threw).
+///
+/// Why: a caught jump leaves `$!` holding data that is no exception (a
+/// throw's, or a kill's tag), which the jump needs when it goes on. magnus's
+/// `protect`, catching a raise, puts `$!` back as it found it with
+/// `rb_set_errinfo`, which refuses a non-exception by raising `TypeError`
+/// ("assigning non-exception to $!") where no `rb_protect` catches it: past
+/// every Rust frame, stranding the callers being woken. Ruby's own
+/// `rb_ensure` does what is needed around its ensure function: it clears a
+/// `$!` that is no exception object, runs the function, and stores the old
+/// value back directly. So `func` runs as that ensure function, of a body
+/// that does nothing.
+///
+/// The held jump stays the one that goes on: should `func` jump too, that
+/// jump's data is replaced, so its error must not be propagated (the caller
+/// keeps the first). `func` must return rather than jump (every Ruby call in
+/// it protected); a panic is caught and resumed here.
+pub fn beside_held_jump<F, R>(func: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    extern "C" fn nothing(_: rb_sys::VALUE) -> rb_sys::VALUE {
+        rb_sys::Qnil as rb_sys::VALUE
+    }
+    extern "C" fn ensure<F, R>(data: rb_sys::VALUE) -> rb_sys::VALUE
+    where
+        F: FnOnce() -> R,
+    {
+        run_call::<F, R>(data as *mut c_void);
+        rb_sys::Qnil as rb_sys::VALUE
+    }
+    // SAFETY: reads the current execution context's `$!` and its type; the
+    // GVL is held. (An exception, or nil, is what `rb_set_errinfo` takes.)
+    let held = unsafe {
+        let errinfo = rb_sys::rb_errinfo();
+        !rb_sys::NIL_P(errinfo)
+            && !rb_sys::RB_TYPE_P(errinfo, rb_sys::ruby_value_type::RUBY_T_OBJECT)
+    };
+    if !held {
+        return func();
+    }
+    let mut call = Call {
+        func: Some(func),
+        outcome: None,
+    };
+    // SAFETY: the GVL is held. `rb_ensure` calls `nothing`, which cannot
+    // jump, then `ensure` once, synchronously, with the pointer to `call`
+    // on this frame (valid and unaliased for the call); `ensure` catches any
+    // panic and makes only protected Ruby calls, so no jump leaves it, and
+    // with no jump in the body `rb_ensure` returns normally.
+    unsafe {
+        rb_sys::rb_ensure(
+            Some(nothing),
+            rb_sys::Qnil as rb_sys::VALUE,
+            Some(ensure::<F, R>),
+            ptr::addr_of_mut!(call) as rb_sys::VALUE,
+        );
+    }
+    match call.outcome.expect("rb_ensure runs its ensure function") {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// Whether the calling fiber runs under a fiber scheduler (a non-blocking

@@ -162,6 +162,10 @@ fn seconds(ruby: &Ruby, timeout: Option<Duration>) -> Value {
 /// module docs). A pending interrupt of this thread that fires inside a wake
 /// does not cost another caller its wake-up: the wake is tried again, and
 /// the interrupt returned once every caller is woken.
+///
+/// Each wake runs beside a jump held meanwhile ([`gvl::beside_held_jump`]):
+/// a throw or kill caught by an earlier wake, or the one that ended this
+/// compile (whose error the caller returns first).
 pub fn wake_queued(ruby: &Ruby) -> Result<(), Error> {
     let Some(ids) = park::take() else {
         return Ok(());
@@ -175,7 +179,7 @@ pub fn wake_queued(ruby: &Ruby) -> Result<(), Error> {
         };
         // Each failed try consumed one pending interrupt; there are few.
         for _ in 0..8 {
-            match waker.funcall::<_, _, Value>("wake", ()) {
+            match gvl::beside_held_jump(|| waker.funcall::<_, _, Value>("wake", ())) {
                 Ok(_) => break,
                 Err(error) => {
                     interrupt.get_or_insert(error);
