@@ -7,6 +7,7 @@ require 'rbconfig'
 require 'rubygems/package'
 require_relative '../ext/sass_embedded/compiler_package'
 require_relative '../lib/sass/embedded/version'
+require_relative 'zig'
 
 module SassEmbeddedBuild
   # Builds a platform gem: the source gem's Ruby files plus this platform's
@@ -141,7 +142,8 @@ module SassEmbeddedBuild
 
       check_compiler(native, Sass::Embedded::VERSION, package: CompilerPackage.of_gem_platform(platform))
       spec, sources = specification(root, minors:, platform:, native:)
-      Glibc.check(binaries(native, minors)) if platform.os == 'linux'
+      # The compiler's own floor is Dart's (2.18): only the extensions are ours to hold down.
+      Glibc.check(extensions(native, dlext: dlext(platform)).values_at(*minors)) if platform.os == 'linux'
       FileUtils.mkdir_p(out_dir)
       target = File.join(File.expand_path(out_dir), spec.file_name)
       # Packed from a copy of exactly its files, where the extensions lose
@@ -174,12 +176,51 @@ module SassEmbeddedBuild
     end
   end
 
-  # The glibc a Linux platform gem needs, read from its binaries.
+  # The glibc a Linux platform gem needs: its extensions are linked against
+  # an old glibc's symbol versions (FLOOR) by zig, whatever glibc the
+  # machine has (tasks/glibc/zig-cc), and checked from their binaries.
   module Glibc
-    # The newest glibc a release may require (e.g. 2.28); unset, any.
+    # What a Linux glibc platform gem's extensions are linked against, and
+    # the most they may need (the bundled compiler's own floor is Dart's,
+    # 2.18: a user with an older glibc runs a compiler of their own through
+    # SASS_EMBEDDED_COMPILER, and the extension still loads).
+    FLOOR = '2.17'
+    # The glibc to link a build against: a version (`rake compile` links
+    # with the machine's linker unless told; `rake native:gem` with FLOOR
+    # unless told), or "system" for the machine's linker.
+    FLOOR_ENV = 'SASS_EMBEDDED_GLIBC'
+    # The newest glibc a platform gem's extensions may require (FLOOR unless
+    # told; e.g. 2.28); empty, any.
     MAX_GLIBC_ENV = 'SASS_EMBEDDED_MAX_GLIBC'
 
     module_function
+
+    # The glibc +SASS_EMBEDDED_GLIBC+ names (nil: the machine's linker),
+    # +default+ when unset. Only a glibc Linux build has one.
+    def requested(default = nil)
+      return nil unless glibc_linux?
+
+      wanted = ENV.fetch(FLOOR_ENV, '').strip
+      wanted = default.to_s if wanted.empty?
+      return nil if wanted.empty? || wanted == 'system'
+      raise "#{FLOOR_ENV}=#{wanted}: a glibc version (e.g. #{FLOOR}) or system" unless wanted.match?(/\A2\.\d+\z/)
+
+      wanted
+    end
+
+    def glibc_linux?
+      RbConfig::CONFIG['host_os'].start_with?('linux') && !CompilerPackage.musl?
+    end
+
+    # cargo's environment for a build linked by zig against +glibc+'s symbol
+    # versions (zig unpacked under tmp/zig first, fetched with pip once: a
+    # build in a root finds it there, through the checkout).
+    def link_environment(root, glibc, cpu: RbConfig::CONFIG['host_cpu'])
+      triple = "#{cpu}-unknown-linux-gnu"
+      { "CARGO_TARGET_#{triple.upcase.tr('-', '_')}_LINKER" => File.join(root, 'tasks', 'glibc', 'zig-cc'),
+        'SASS_EMBEDDED_ZIG' => Zig.executable(File.join(root, 'tmp', 'zig')),
+        'SASS_EMBEDDED_ZIG_TARGET' => "#{cpu}-linux-gnu.#{glibc}" }
+    end
 
     # The oldest glibc that can load every file of +paths+: the newest symbol
     # version they ask of it (the build machine's glibc decides it, so a
@@ -190,13 +231,15 @@ module SassEmbeddedBuild
            .map { |version| Gem::Version.new(version) }.max
     end
 
-    # Raises if +paths+ need a glibc newer than +SASS_EMBEDDED_MAX_GLIBC+.
-    def check(paths, max = ENV.fetch(MAX_GLIBC_ENV, nil))
+    # Raises if the extensions +paths+ need a glibc newer than
+    # +SASS_EMBEDDED_MAX_GLIBC+ (FLOOR unless set).
+    def check(paths, max = ENV.fetch(MAX_GLIBC_ENV, FLOOR))
       needed = floor(paths)
       return needed if needed.nil? || max.nil? || max.empty? || needed <= Gem::Version.new(max)
 
-      raise "the platform gem would need glibc >= #{needed}, above #{MAX_GLIBC_ENV}=#{max}: " \
-            'build it on a machine (or in a container) with an older glibc'
+      raise "the platform gem's extensions would need glibc >= #{needed}, above #{max} (#{MAX_GLIBC_ENV}): build its " \
+            "extensions with `rake native:compile` (linked against glibc #{FLOOR} by zig; under " \
+            "#{FLOOR_ENV}=system, by the machine's linker)"
     end
   end
 

@@ -76,7 +76,27 @@ class PlatformGemTest < Minitest::Test
       assert_nil GLIBC.floor([File.join(dir, 'none').tap { |path| File.write(path, 'musl') }])
       assert_equal Gem::Version.new('2.34'), GLIBC.check([new], '2.34')
       error = assert_raises(RuntimeError) { GLIBC.check([new], '2.28') }
-      assert_match(/need glibc >= 2\.34, above SASS_EMBEDDED_MAX_GLIBC=2\.28/, error.message)
+      assert_match(/need glibc >= 2\.34, above 2\.28 \(SASS_EMBEDDED_MAX_GLIBC\)/, error.message)
+      # Unless told otherwise, a platform gem may need glibc 2.17 at most.
+      with_env('SASS_EMBEDDED_MAX_GLIBC' => nil) do
+        assert_equal Gem::Version.new('2.17'), GLIBC.check([old])
+        error = assert_raises(RuntimeError) { GLIBC.check([new]) }
+        assert_match(/need glibc >= 2\.34, above 2\.17 .*rake native:compile/, error.message)
+      end
+    end
+  end
+
+  def test_the_glibc_to_link_against
+    skip 'a glibc Linux build only' unless GLIBC.glibc_linux?
+
+    with_env('SASS_EMBEDDED_GLIBC' => nil) do
+      assert_nil GLIBC.requested
+      assert_equal '2.17', GLIBC.requested(GLIBC::FLOOR)
+    end
+    with_env('SASS_EMBEDDED_GLIBC' => '2.28') { assert_equal '2.28', GLIBC.requested(GLIBC::FLOOR) }
+    with_env('SASS_EMBEDDED_GLIBC' => 'system') { assert_nil GLIBC.requested(GLIBC::FLOOR) }
+    with_env('SASS_EMBEDDED_GLIBC' => '2.17; rm -rf /') do
+      assert_raises(RuntimeError) { GLIBC.requested(GLIBC::FLOOR) }
     end
   end
 

@@ -177,6 +177,16 @@ module SassTestHelpers
   end
 
   # The host of a compiler, to find its compiler process.
+  # Runs the block with +variables+ set in ENV (nil: unset), then puts
+  # back what was there.
+  def with_env(variables)
+    saved = variables.keys.to_h { |name| [name, ENV.fetch(name, nil)] }
+    variables.each { |name, value| ENV[name] = value }
+    yield
+  ensure
+    saved&.each { |name, value| ENV[name] = value }
+  end
+
   def compiler_pid(compiler)
     compiler.send(:host).compiler_pid
   end

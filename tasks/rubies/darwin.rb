@@ -4,6 +4,7 @@ require 'digest'
 require 'fileutils'
 require 'shellwords'
 require_relative '../darwin_gem'
+require_relative '../zig'
 
 module SassEmbeddedRubies
   # rake native:darwin: the arm64-darwin and x86_64-darwin platform gems,
@@ -23,16 +24,11 @@ module SassEmbeddedRubies
   module Darwin
     # The Ruby minors each gem carries (contiguous, as RubyGems needs: 3.1
     # would need 3.2, which Debian does not have, so Rubies before 3.3 on a
-    # Mac get the source gem), and the source each darwin Ruby is configured
-    # from: Debian's orig tarballs on its mirror, pinned to their SHA-256
-    # (Debian repacks them, so they are not byte for byte ruby-lang.org's;
-    # sid's and experimental's indexes already name newer ones that the
-    # mirror no longer keeps). Only their headers and configuration reach
-    # the bundle, and the ABI is the same across a minor's patch releases.
-    RUBY_SOURCES = {
-      '3.3' => %w[ruby3.3/ruby3.3_3.3.8.orig.tar.xz e2e1233ad275b7623a05edf23a01192626d1da454bdfe353a28a87acd8ef015c],
-      '3.4' => %w[ruby3.4/ruby3.4_3.4.5.orig.tar.xz 141fb3b0192b8196361b3b4d6c29fc9b10c0798dbe54ada1539d9f1c311bfcbf]
-    }.freeze
+    # Mac get the source gem), each darwin Ruby configured from Debian's orig
+    # tarball of its minor (Mirror::RUBY_TARBALLS). Only their headers and
+    # configuration reach the bundle, and the ABI is the same across a
+    # minor's patch releases.
+    RUBY_SOURCES = Mirror::RUBY_TARBALLS.slice('3.3', '3.4')
     MINORS = RUBY_SOURCES.keys.freeze
     # Per gem: Rust's CPU name and the oldest macOS the extension asks for,
     # Rust's own minimum for the target (`rustc --print deployment-target`).
@@ -42,12 +38,6 @@ module SassEmbeddedRubies
       'arm64-darwin' => { cpu: 'aarch64', deployment_target: '11.0', compiler: 'sass-embedded-darwin-arm64' },
       'x86_64-darwin' => { cpu: 'x86_64', deployment_target: '10.12', compiler: 'sass-embedded-darwin-x64' }
     }.freeze
-    # zig, from PyPI's ziglang wheel (a static x86-64 Linux binary), pinned
-    # to the wheel's SHA-256.
-    ZIG_VERSION = '0.17.1'
-    ZIG_WHEEL = "ziglang-#{ZIG_VERSION}-py3-none-#{%w[manylinux_2_12_x86_64 manylinux2010_x86_64
-                                                      musllinux_1_1_x86_64].join('.')}.whl".freeze
-    ZIG_SHA256 = 'ea6cc5d87b033cf0aedfbc8f9549a908cae6c50ac31f1698188fa48a74524b54'
     # Where the root keeps the kit (build.sh).
     PREFIX = '/opt/sass-embedded-darwin'
 
@@ -62,10 +52,9 @@ module SassEmbeddedRubies
       FileUtils.rm_rf(out)
       FileUtils.mkdir_p(work)
       cpus = GEMS.values.map { |gem| "#{gem[:cpu]}:#{gem[:deployment_target]}" }.join(' ')
-      tarballs = RUBY_SOURCES.map do |_, (path, sha256)|
-        Mirror.file("pool/main/r/#{path}", sha256, File.join(work, File.basename(path)))
-      end
-      script = ['sh', 'tasks/rubies/darwin/build.sh', PREFIX, zig_wheel(work), out, cpus, *tarballs].shelljoin
+      tarballs = MINORS.map { |minor| Mirror.ruby_tarball(minor, work) }
+      wheel = SassEmbeddedBuild::Zig.wheel(work)
+      script = ['sh', 'tasks/rubies/darwin/build.sh', PREFIX, wheel, out, cpus, *tarballs].shelljoin
       puts "\n== native:darwin: #{GEMS.keys.join(', ')} for Ruby #{MINORS.join(', ')} (root #{Roots.path(DARWIN)})"
       run = SassEmbeddedRubies.run(DARWIN, script, {}, limit: ENV.fetch('SASS_DARWIN_TIMEOUT', '5400'))
       abort "native:darwin: the build failed (#{SassEmbeddedRubies.duration(run.seconds)}, #{run.place})" \
@@ -74,24 +63,6 @@ module SassEmbeddedRubies
       gems = GEMS.map { |platform, gem| pack(checkout, out, platform, gem, compiler_cache) }
       puts "native:darwin: built #{gems.join(', ')} in #{SassEmbeddedRubies.duration(run.seconds)} (#{run.place})"
       gems
-    end
-
-    # The zig wheel in +work+, fetched with pip and verified.
-    def zig_wheel(work)
-      path = File.join(work, ZIG_WHEEL)
-      return path if File.file?(path) && Digest::SHA256.file(path).hexdigest == ZIG_SHA256
-
-      download = File.join(work, 'download')
-      FileUtils.rm_rf(download)
-      system('python3', '-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:',
-             '--platform=manylinux2010_x86_64', '--dest', download, "ziglang==#{ZIG_VERSION}", exception: true)
-      fetched = File.join(download, ZIG_WHEEL)
-      digest = File.file?(fetched) ? Digest::SHA256.file(fetched).hexdigest : 'nothing'
-      raise "pip's #{ZIG_WHEEL}: SHA-256 #{digest}, not the pinned #{ZIG_SHA256}" unless digest == ZIG_SHA256
-
-      File.rename(fetched, path)
-      FileUtils.rm_rf(download)
-      path
     end
 
     # Packs +platform+'s gem from a stage holding its bundles and compiler,

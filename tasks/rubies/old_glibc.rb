@@ -1,0 +1,81 @@
+# frozen_string_literal: true
+
+require 'shellwords'
+
+module SassEmbeddedRubies
+  # rake test:old_glibc: the x86_64-linux platform gem built here loads and
+  # passes the whole suite on an old glibc. Debian bullseye (glibc 2.31) is
+  # the oldest suite the mirror still serves; its Ruby is 2.7, so a Ruby 3.3
+  # is built there from Debian's orig tarball (once, cached in the root:
+  # tasks/rubies/old_glibc/ruby.sh). The gem's extension is built in the
+  # Ruby 3.3 root of test:rubies (trixie: glibc 2.41, the newest headers
+  # there are) by `rake native:compile`, which links it against glibc 2.17's
+  # symbol versions with zig, and packed here with the check that it needs
+  # nothing newer. In the bullseye root, with only ruby and gem on PATH and
+  # no network, the gem is installed and used (test/install/platform_gem.rb),
+  # then installed again for the suite, which runs against the installed
+  # gem's files alone: its lib/ stands in for the checkout's.
+  OLD_GLIBC = Ruby.new(minor: '2.7', suite: 'bullseye', extra_suites: [], purpose: 'old-glibc',
+                       packages: %w[ruby2.7 ruby-minitest ruby-rack ruby-webrick libssl-dev libyaml-dev zlib1g-dev
+                                    libffi-dev xz-utils],
+                       label: '3.3 on glibc 2.31 (bullseye root)')
+
+  # The steps of rake test:old_glibc around the runs in the roots.
+  module OldGlibc
+    # The Ruby built in the bullseye root, and the minor the gem carries.
+    MINOR = '3.3'
+    PREFIX = "/opt/sass-embedded-ruby#{MINOR}".freeze
+    # Where the task keeps the tarball and the gem, in the checkout.
+    WORK = File.join('tmp', 'old-glibc')
+
+    module_function
+
+    def call(checkout)
+      builder = RUBIES.find { |ruby| ruby.minor == MINOR }
+      SassEmbeddedRubies.prepare([builder, OLD_GLIBC])
+      work = File.join(checkout, WORK)
+      tarball = Mirror.ruby_tarball(MINOR, work)
+      SassEmbeddedBuild::Zig.executable(File.join(checkout, 'tmp', 'zig'))
+      floor = SassEmbeddedBuild::Glibc::FLOOR
+      puts "\n== test:old_glibc: the Ruby #{MINOR} extension linked against glibc #{floor} " \
+           "(Debian #{builder.suite} root)"
+      build = SassEmbeddedRubies.run(builder, '"$RUBY" -v && "$RUBY" -S rake native:compile')
+      abort "test:old_glibc: the build failed (#{build.status_label})" unless build.success?
+
+      FileUtils.rm_rf(File.join(work, 'gem'))
+      gem = SassEmbeddedBuild::PlatformGem.build(checkout, File.join(work, 'gem'), minors: [MINOR])
+      extension = SassEmbeddedBuild::PlatformGem.extensions(checkout).fetch(MINOR)
+      puts "built #{gem}: its extension needs glibc >= #{SassEmbeddedBuild::Glibc.floor([extension])}, " \
+           "its compiler #{SassEmbeddedBuild::Glibc.floor(SassEmbeddedBuild::PlatformGem.binaries(checkout, []))}"
+      puts "\n== test:old_glibc: #{File.basename(gem)} under Ruby #{MINOR} in Debian #{OLD_GLIBC.suite}"
+      run = SassEmbeddedRubies.run(OLD_GLIBC, script(gem.delete_prefix("#{checkout}/"), tarball),
+                                   limit: ENV.fetch('SASS_OLD_GLIBC_TIMEOUT', '3600'))
+      Suite.summarize([[OLD_GLIBC, run]], 'test:old_glibc')
+    end
+
+    # In the bullseye root, in the checkout: the Ruby (cached), the glibc
+    # it runs on, the gem's offline install test, then the suite in a tree
+    # whose lib/ is the installed gem's (test/ copied, everything else the
+    # checkout's).
+    def script(gem, tarball)
+      <<~SH.tr("\n", ';')
+        set -e
+        sh tasks/rubies/old_glibc/ruby.sh #{PREFIX} #{tarball.shellescape}
+        echo "glibc here: $(getconf GNU_LIBC_VERSION)"
+        export PATH=#{PREFIX}/bin:$PATH RUBY=#{PREFIX}/bin/ruby
+        export GEM_PATH=$("$RUBY" -e 'print Gem.default_dir'):/usr/share/rubygems-integration/all
+        "$RUBY" -v
+        "$RUBY" test/install/platform_gem.rb #{gem.shellescape}
+        gems=/tmp/old-glibc-gems suite=/tmp/old-glibc-suite
+        env PATH=#{PREFIX}/bin GEM_HOME="$gems" gem install --local --no-document --silent #{gem.shellescape}
+        mkdir "$suite"
+        for entry in *; do [ "$entry" = lib ] || [ "$entry" = test ] || ln -s "$PWD/$entry" "$suite/$entry"; done
+        cp -r test "$suite/test"
+        ln -s "$(ls -d "$gems"/gems/sass-embedded-*/lib)" "$suite/lib"
+        cd "$suite"
+        ls lib/sass/#{MINOR} lib/sass/embedded/dart-sass/src
+        exec "$RUBY" -w -Ilib -Itest -e 'ARGV.each { |file| require File.expand_path(file) }' test/*_test.rb test/*/*_test.rb
+      SH
+    end
+  end
+end
