@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'rbconfig'
+require_relative 'elf_interpreter'
 
 module Sass
   module Embedded
@@ -31,7 +32,8 @@ module Sass
 
       # The command that starts the compiler: the program and the arguments that
       # precede +--embedded+. The bundled compiler is run as its Dart runtime
-      # and snapshot directly, saving the shell script's extra process.
+      # and snapshot directly, saving the shell script's extra process (and,
+      # where the loader it names is missing, through Ruby's: {loader}).
       # @return [Array<String>]
       def resolve
         override = ENV.fetch(ENV_NAME, nil)
@@ -39,9 +41,27 @@ module Sass
 
         dart = File.join(DIRECTORY, 'src', "dart#{EXEEXT}")
         snapshot = File.join(DIRECTORY, 'src', 'sass.snapshot')
-        return [dart, snapshot] if File.executable?(dart) && File.file?(snapshot)
+        return [*loader(dart), dart, snapshot] if File.executable?(dart) && File.file?(snapshot)
 
         [File.join(DIRECTORY, WINDOWS ? 'sass.bat' : 'sass')]
+      end
+
+      # The program loader to start the bundled Dart runtime +dart+ with: none
+      # where the loader it names (its ELF interpreter, e.g.
+      # +/lib64/ld-linux-x86-64.so.2+) is there, or +dart+ is no ELF program.
+      # Where it is missing, as on NixOS (whose programs name loaders under
+      # /nix/store), Ruby's own loader runs it if it is the same loader by
+      # name; otherwise nothing here can, and the error says what to do.
+      # @return [Array<String>]
+      def loader(dart, own: ElfInterpreter.of('/proc/self/exe'))
+        wanted = ElfInterpreter.of(dart)
+        return [] if wanted.nil? || File.exist?(wanted)
+        return [own] if own && File.basename(own) == File.basename(wanted) && File.file?(own)
+
+        raise Errno::ENOENT,
+              "the bundled Sass compiler (#{dart}) needs the program loader #{wanted}, which this system lacks" \
+              "#{", and this Ruby's own (#{own}) is not one" if own}: set #{ENV_NAME} to a Sass compiler that " \
+              'runs here (the dart-sass or sass-embedded package of your system, or its sass executable)'
       end
 
       # @return [Float, nil] +SASS_EMBEDDED_STARTUP_TIMEOUT+ in seconds, or nil
