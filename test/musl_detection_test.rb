@@ -89,8 +89,8 @@ class MuslDetectionTest < Minitest::Test
     end
   end
 
-  # Debian's musl package in place, as a private overlay on /usr/lib (which
-  # /lib points to) in a mount namespace of the test's own: the glibc Ruby
+  # Debian's musl package in place, as a private overlay on /lib (or the
+  # /usr/lib it points to) in a mount namespace of the test's own: the glibc Ruby
   # still gets the glibc compiler package and a glibc build.
   # How the test's mount namespace keeps its overlay to itself: by making
   # every mount private (unshare's default), or, where none is shared (a
@@ -109,10 +109,12 @@ class MuslDetectionTest < Minitest::Test
     Dir.mktmpdir do |dir|
       report = 'puts JSON.generate([Dir.glob("/lib/ld-musl-*"), SassEmbeddedBuild::CompilerPackage.musl?, ' \
                'SassEmbeddedBuild::CompilerPackage.name])'
+      # /lib itself, or /usr/lib where /lib leads there (merged /usr).
+      lib = File.realpath('/lib')
       script = <<~SH
         mount -t tmpfs tmpfs #{dir.shellescape} && mkdir #{dir}/upper #{dir}/work &&
-        mount -t overlay overlay -o lowerdir=/usr/lib,upperdir=#{dir}/upper,workdir=#{dir}/work /usr/lib &&
-        touch #{File.join('/usr/lib', File.basename(loader))} &&
+        mount -t overlay overlay -o lowerdir=#{lib},upperdir=#{dir}/upper,workdir=#{dir}/work #{lib} &&
+        touch #{File.join(lib, File.basename(loader))} &&
         exec #{RbConfig.ruby.shellescape} -rjson -r#{File.expand_path('../ext/sass_embedded/compiler_package', __dir__).shellescape} -e #{report.shellescape}
       SH
       output, status = Open3.capture2e('unshare', '--mount', '--propagation', propagation, '--', 'sh', '-c', script)

@@ -5,7 +5,9 @@ module SassEmbeddedRubies
   # trixie arm64 root entered through user-mode emulation (Emulation), with
   # the suite's own Ruby 3.3, cargo and rustc; its aarch64-linux platform gem
   # packed there and installed without a toolchain or network; then the Ruby
-  # suite, emulated.
+  # suite, emulated. The extension is linked against glibc 2.17 by zig (`rake
+  # native:compile`), whose x86-64 binary the copy keeps in its tmp/zig: the
+  # kernel runs it natively inside the emulated root.
   #
   # The root works in a copy of the checkout kept beside it (rsync'd before
   # each run, the machine's builds and compiler left out), so that its
@@ -34,6 +36,7 @@ module SassEmbeddedRubies
       Emulation.prepare
       archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
       copy = CheckoutCopy.mirror(ARM64, checkout, archive, compiler_cache)
+      SassEmbeddedBuild::Zig.executable(File.join(copy, 'tmp', 'zig'))
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
@@ -69,7 +72,8 @@ module SassEmbeddedRubies
             raise "test:arm64: #{binary.delete_prefix("#{tmp}/")} in #{gem} is not an aarch64 ELF binary"
           end
 
-          puts "#{gem}: #{binary.delete_prefix("#{tmp}/")} is an aarch64 ELF binary"
+          glibc = SassEmbeddedBuild::Glibc.floor([binary])
+          puts "#{gem}: #{binary.delete_prefix("#{tmp}/")} is an aarch64 ELF binary needing glibc >= #{glibc}"
         end
       end
     end

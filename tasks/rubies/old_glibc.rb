@@ -13,8 +13,8 @@ module SassEmbeddedRubies
   # symbol versions with zig, and packed here with the check that it needs
   # nothing newer. In the bullseye root, with only ruby and gem on PATH and
   # no network, the gem is installed and used (test/install/platform_gem.rb),
-  # then installed again for the suite, which runs against the installed
-  # gem's files alone: its lib/ stands in for the checkout's.
+  # then installed again for the suite, which runs in the installed gem's
+  # directory, against its lib/.
   OLD_GLIBC = Ruby.new(minor: '2.7', suite: 'bullseye', extra_suites: [], purpose: 'old-glibc',
                        packages: %w[ruby2.7 ruby-minitest ruby-rack ruby-webrick libssl-dev libyaml-dev zlib1g-dev
                                     libffi-dev xz-utils],
@@ -54,26 +54,29 @@ module SassEmbeddedRubies
     end
 
     # In the bullseye root, in the checkout: the Ruby (cached), the glibc
-    # it runs on, the gem's offline install test, then the suite in a tree
-    # whose lib/ is the installed gem's (test/ copied, everything else the
-    # checkout's).
+    # it runs on, the gem's offline install test, then the suite inside the
+    # installed gem's directory, with the checkout's other files (tests,
+    # tasks, sources, the verified compiler packages the tests install from)
+    # beside its lib/ and exe/. Sass::Rack's tests take
+    # bullseye's Rack 2.1 and Ruby 2.7's WEBrick (pure Ruby, which the Ruby
+    # built here lacks), and nothing else of Ruby 2.7's.
     def script(gem, tarball)
       <<~SH.tr("\n", ';')
         set -e
         sh tasks/rubies/old_glibc/ruby.sh #{PREFIX} #{tarball.shellescape}
         echo "glibc here: $(getconf GNU_LIBC_VERSION)"
         export PATH=#{PREFIX}/bin:$PATH RUBY=#{PREFIX}/bin/ruby
-        export GEM_PATH=$("$RUBY" -e 'print Gem.default_dir'):/usr/share/rubygems-integration/all
         "$RUBY" -v
         "$RUBY" test/install/platform_gem.rb #{gem.shellescape}
-        gems=/tmp/old-glibc-gems suite=/tmp/old-glibc-suite
+        gems=/tmp/old-glibc-gems rack=/tmp/old-glibc-rack
         env PATH=#{PREFIX}/bin GEM_HOME="$gems" gem install --local --no-document --silent #{gem.shellescape}
-        mkdir "$suite"
-        for entry in *; do [ "$entry" = lib ] || [ "$entry" = test ] || ln -s "$PWD/$entry" "$suite/$entry"; done
-        cp -r test "$suite/test"
-        ln -s "$(ls -d "$gems"/gems/sass-embedded-*/lib)" "$suite/lib"
-        cd "$suite"
+        dir=$(ls -d "$gems"/gems/sass-embedded-*)
+        tar -cf - --exclude=./lib --exclude=./exe --exclude=./.git --exclude=./target --exclude=./tmp --exclude=./pkg --exclude=./bench/vendor . | tar -C "$dir" -xf -
+        mkdir -p "$rack" "$dir/tmp" && cp -r tmp/compiler-packages "$dir/tmp/"
+        for lib in /usr/lib/ruby/vendor_ruby/rack /usr/lib/ruby/vendor_ruby/rack.rb /usr/lib/ruby/2.7.0/webrick /usr/lib/ruby/2.7.0/webrick.rb; do ln -s "$lib" "$rack/"; done
+        cd "$dir"
         ls lib/sass/#{MINOR} lib/sass/embedded/dart-sass/src
+        export RUBYLIB="$rack"
         exec "$RUBY" -w -Ilib -Itest -e 'ARGV.each { |file| require File.expand_path(file) }' test/*_test.rb test/*/*_test.rb
       SH
     end
