@@ -30,9 +30,12 @@ module SassEmbeddedRubies
 
     module_function
 
+    # The roots it runs in: the builder's (test:rubies' Ruby 3.3) and bullseye's.
+    def roots = [RUBIES.find { |ruby| ruby.minor == MINOR }, OLD_GLIBC]
+
     def call(checkout)
-      builder = RUBIES.find { |ruby| ruby.minor == MINOR }
-      SassEmbeddedRubies.prepare([builder, OLD_GLIBC])
+      builder, = roots
+      SassEmbeddedRubies.prepare(roots)
       work = File.join(checkout, WORK)
       tarball = Mirror.ruby_tarball(MINOR, work)
       SassEmbeddedBuild::Zig.executable(File.join(checkout, 'tmp', 'zig'))
