@@ -31,6 +31,7 @@ require 'fileutils'
 require 'rbconfig'
 require 'shellwords'
 require 'time'
+require_relative 'processes'
 
 ROOT = File.expand_path('..', __dir__)
 SCALE = Float(ENV.fetch('BENCH_SCALE', 0.1))
@@ -264,10 +265,23 @@ end
        "#{format('%.1f', compiles[:rate])} full compiles/s: #{(requests[:rate] / compiles[:rate]).round} x"
 end
 
+# The multi-process rows (bench/processes.rb), with the full matrix only
+# (BENCH_PROCESSES=0 leaves them out).
+processes = nil
+if ROWS.size == rows.size && ENV['BENCH_PROCESSES'] != '0'
+  count = scaled(7000, 300)
+  warn format('bench: the multi-process rows (%d compiles a process, x %d) at %d s', count, REPEAT,
+              Process.clock_gettime(Process::CLOCK_MONOTONIC) - BENCH_STARTED)
+  medians = BenchProcesses.measure(RAW, COMPILER, count:, rounds: REPEAT)
+  puts
+  puts BenchProcesses.table(medians, count)
+  processes = medians.map { |(load, n, variant), run| { load:, processes: n, variant:, **run } }
+end
+
 FileUtils.mkdir_p(File.join(__dir__, 'results'))
 path = File.join(__dir__, 'results', "#{Time.now.utc.strftime('%Y%m%dT%H%M%SZ')}.json")
 File.write(path, JSON.pretty_generate(scale: SCALE, repeat: REPEAT, cores: Integer(`nproc`), ruby: RUBY_DESCRIPTION,
-                                      rows: results))
+                                      rows: results, processes:))
 if ROWS.size < rows.size
   puts "\nwritten to #{path}"
   exit
@@ -324,11 +338,19 @@ growth = results.select { |row| row[:kind] == 'tiny' }.map do |row|
   (measured[:host_rss_last_kb] - measured[:host_rss_first_kb]) / 1024.0
 end.max
 target.call('host RSS flat over the 100000-compile rows (< 2 MB growth)', growth, growth < 2)
+if processes
+  spin_over_off = BenchProcesses::COUNTS.map do |n|
+    run = ->(variant) { processes.find { |p| p[:load] == 'loaded' && p[:processes] == n && p[:variant] == variant } }
+    run.call('gem')[:wall] / run.call('no spin')[:wall]
+  end.max
+  target.call('loaded, 1-8 processes: wall <= 1.05 x with the spin off (worst N)', spin_over_off,
+              spin_over_off <= 1.05)
+end
 
 puts
 puts 'targets:'
 summary.each { |line| puts format('  %-4s %-80s %s', line[:met] ? 'met' : 'MISS', line[:target], line[:value]) }
 
 File.write(path, JSON.pretty_generate(scale: SCALE, repeat: REPEAT, cores: Integer(`nproc`), ruby: RUBY_DESCRIPTION,
-                                      rows: results, targets: summary))
+                                      rows: results, processes:, targets: summary))
 puts "\nwritten to #{path}"

@@ -31,13 +31,37 @@ class SpinTest < Minitest::Test
     eval(output.lines.last) # rubocop:disable Security/Eval
   end
 
-  # (Whether a spin catches its answer depends on the machine's speed, so
-  # only the spins are counted; and a compile whose answer was routed before
-  # its caller first looked, as a reader thread can under Wine, waits for
-  # nothing and so does not spin: 19 of 20 spun once there.)
-  def test_a_lone_thread_spins_before_each_wait
-    spins, = spins_in('20.times { Sass.compile_string("a{b:c}") }')
-    assert_operator spins, :>=, 15
+  # (Whether a spin catches its answer depends on the machine and its load:
+  # only a spin that catches keeps the next wait spinning. And a compile
+  # whose answer was routed before its caller first looked, as a reader
+  # thread can under Wine, waits for nothing and so does not spin: 19 of 20
+  # spun once there.)
+  def test_a_lone_thread_spins_before_each_wait_while_its_spins_catch
+    spins, caught = spins_in('20.times { Sass.compile_string("a{b:c}") }')
+    assert_operator spins, :>=, 1
+    assert_operator spins, :>=, 15, "#{spins} spins, all caught" if caught == spins
+  end
+
+  # A budget no compile can meet (1 us): every spin misses, and the pause
+  # between spins doubles (1, 3, 7, ... 63 waits) instead of every wait
+  # burning its budget: 9 spins in 300 waits (fewer where the machine has
+  # no CPU to spare, but the first wait of a process always spins).
+  def test_spins_that_keep_missing_back_off_to_a_probe_now_and_then
+    spins, caught = spins_in('300.times { Sass.compile_string("a{b:c}") }', 'SASS_EMBEDDED_SPIN_US' => '1')
+    assert_operator spins, :>=, 1
+    assert_operator spins - caught, :<=, 12, "#{spins} spins, #{caught} caught, in 300 compiles"
+  end
+
+  def test_a_budget_that_is_no_whole_number_is_an_error_at_the_first_compile
+    script = "require 'sass-embedded'; begin; Sass.compile_string('a{b:c}'); rescue ArgumentError => e; " \
+             'puts e.message; end'
+    %w[fast 1.5 -3].each do |value|
+      output, status = Open3.capture2e({ 'SASS_EMBEDDED_SPIN_US' => value }, RbConfig.ruby, '-I',
+                                       File.join(ROOT, 'lib'), '-e', script)
+      assert status.success?, output
+      assert_equal 'SASS_EMBEDDED_SPIN_US must be a whole number of microseconds to spin before sleeping (0 turns ' \
+                   "spinning off, at most 5000), got #{value.inspect}", output.lines.last.chomp
+    end
   end
 
   # A GVL-free call with an unblocking function on the main thread of a

@@ -6,7 +6,10 @@
 //! WORKLOAD is `startup`, `bootstrap`, `tiny`, `calls` (100 function calls),
 //! `sleep` or `nested`, and the
 //! keys are `count`, `threads`, `func` (0/1), `url` (0/1), `path`,
-//! `sleep_ms` and `executor` (`tokio` or `thread`). Prints one line of JSON with the measurements.
+//! `sleep_ms`, `executor` (`tokio` or `thread`) and `barrier` (0/1: for the
+//! multi-process rows, warm up with 300 compiles, print `ready`, wait for a
+//! line on stdin, and measure only from there). Prints one line of JSON with
+//! the measurements.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -32,6 +35,7 @@ struct Workload {
     path: String,
     sleep: Duration,
     executor: Option<String>,
+    barrier: bool,
 }
 
 impl Workload {
@@ -58,6 +62,7 @@ impl Workload {
                 .unwrap_or_default(),
             sleep: Duration::from_millis(number("sleep_ms", 0) as u64),
             executor: options.get("executor").map(|e| (*e).to_owned()),
+            barrier: number("barrier", 0) == 1,
         }
     }
 
@@ -230,7 +235,9 @@ fn main() {
             .expect("executor=tokio or executor=thread");
     }
 
-    let started = Instant::now();
+    let mut started = Instant::now();
+    let mut host_cpu_before = 0.0;
+    let mut compiler_cpu_before = 0.0;
     let mut compiler_migrations = 0;
     let (compiles, compiler_cpu, compiler_rss) = if workload.kind == "startup" {
         let mut cpu = 0.0;
@@ -251,6 +258,21 @@ fn main() {
     } else {
         let host = Host::new(config).expect("runtime");
         let request = workload.request();
+        if workload.barrier {
+            for _ in 0..300 {
+                compile(&host, &workload, &request, false);
+            }
+            println!("ready");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).expect("stdin");
+            host_cpu_before = usage(std::process::id()).0;
+            compiler_cpu_before = host
+                .compiler_pids()
+                .into_iter()
+                .map(|pid| usage(pid).0)
+                .sum();
+            started = Instant::now();
+        }
         let per_thread = workload.count / workload.threads;
         std::thread::scope(|scope| {
             for _ in 0..workload.threads {
@@ -268,10 +290,15 @@ fn main() {
             .map(usage)
             .fold((0.0, 0), |(cpu, rss), (c, r)| (cpu + c, rss.max(r)));
         host.close();
-        (per_thread * workload.threads, cpu, rss)
+        (
+            per_thread * workload.threads,
+            cpu - compiler_cpu_before,
+            rss,
+        )
     };
     let wall = started.elapsed().as_secs_f64();
     let (host_cpu, host_rss) = usage(std::process::id());
+    let host_cpu = host_cpu - host_cpu_before;
     let spin = sass_embedded_core::wait::spin::stats();
     let (spins, spins_caught, spun) = (spin.spins, spin.caught, spin.spun.as_secs_f64());
     println!(

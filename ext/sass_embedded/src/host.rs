@@ -46,6 +46,8 @@ impl RubyHost {
     /// default.
     fn new(ruby: &Ruby, command: RArray, options: RHash) -> Result<Self, Error> {
         guard(ruby, || {
+            sass_embedded_core::wait::spin::check_configuration()
+                .map_err(|message| errors::argument_error(ruby, message))?;
             let mut parts = command.into_iter().map(crate::conversion::rust_string);
             let program = parts
                 .next()

@@ -281,6 +281,17 @@ pub fn thread_cpu_time() -> Duration {
     )
 }
 
+/// The kernel's clock ticks a second, the unit of /proc/stat's times
+/// (`USER_HZ`; 100 where it cannot say).
+pub fn clock_ticks_per_second() -> u64 {
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(ticks)
+        .ok()
+        .filter(|&ticks| ticks > 0)
+        .unwrap_or(100)
+}
+
 /// Makes the kernel kill the child `command` starts when the thread that
 /// starts it ends (Linux `PR_SET_PDEATHSIG`). The host starts compilers from
 /// its executor's thread, which lives as long as the host, and which ends

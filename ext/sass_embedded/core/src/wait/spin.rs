@@ -23,13 +23,23 @@
 //! - the process may run on at least two CPUs (on one, spinning would take
 //!   the CPU the compiler needs);
 //! - it is a thread, not a fiber under a scheduler (whose other fibers need
-//!   the thread): the runtime decides that (see `Wait::Spin`).
+//!   the thread): the runtime decides that (see `Wait::Spin`);
+//! - a CPU is free for it ([`super::idle`]: on Linux, half a CPU was idle
+//!   or spun by this process over the last 100 ms). A spin pays only while
+//!   another CPU is idle for the compiler; where every CPU is busy (several
+//!   processes compiling, other work), the answer comes late, the spin
+//!   burns its whole budget, and its CPU is taken from the compiler it
+//!   waits for or from someone else. Each process sees only its own
+//!   callers, so it asks the scheduler's view;
+//! - its spins catch their answers ([`Pacing`]): where answers take longer
+//!   than the budget, spinning all but stops (a probe every [`MAX_PAUSE`] +
+//!   1 waits) until one catches again.
 //!
 //! The runtime spins without holding anything another thread needs (Ruby
 //! releases its GVL), and stops when it is interrupted: at once, or, where
 //! only a signal can interrupt it (Ruby's only thread), within the budget.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -103,28 +113,115 @@ pub(crate) fn callers() -> u64 {
 }
 
 /// How long the watcher may spin now: `Some` only for a lone caller on a
-/// machine with CPUs to spare and a budget that is not 0.
+/// machine with two CPUs or more, one of them to spare now
+/// ([`super::idle`]), a budget that is not 0, and spins that have been
+/// catching their answers ([`Pacing`]).
 pub(crate) fn budget() -> Option<Duration> {
-    let budget = *configured();
-    (!budget.is_zero() && callers() <= 1).then_some(budget)
+    let budget = configured().unwrap_or(Duration::ZERO);
+    (!budget.is_zero() && callers() <= 1 && super::idle::cpu_to_spare() && PACING.spin_now())
+        .then_some(budget)
 }
 
+/// The variable that sets the budget, in whole microseconds.
+pub const BUDGET_VARIABLE: &str = "SASS_EMBEDDED_SPIN_US";
+
 /// The budget, from `SASS_EMBEDDED_SPIN_US` or the default, or zero on a
-/// single CPU; read once.
-fn configured() -> &'static Duration {
-    static BUDGET: OnceLock<Duration> = OnceLock::new();
-    BUDGET.get_or_init(|| {
+/// single CPU; read once. An error says what is wrong with the variable
+/// (the runtime raises it when a host is made: see [`check_configuration`]),
+/// and then nothing spins.
+fn configured() -> Result<Duration, &'static str> {
+    static BUDGET: OnceLock<Result<Duration, String>> = OnceLock::new();
+    let budget = BUDGET.get_or_init(|| {
+        let budget = parse_budget(std::env::var(BUDGET_VARIABLE).ok().as_deref())?;
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cpus < 2 {
-            return Duration::ZERO;
+        Ok(if cpus < 2 { Duration::ZERO } else { budget })
+    });
+    budget.as_ref().copied().map_err(String::as_str)
+}
+
+/// The budget `value` of `SASS_EMBEDDED_SPIN_US` asks for: unset or empty,
+/// the default; whole microseconds up to [`MAX_BUDGET`] (more is cut to
+/// it); 0 turns spinning off. Anything else is refused, since a budget
+/// that was meant and silently not taken is worse than an error.
+fn parse_budget(value: Option<&str>) -> Result<Duration, String> {
+    let Some(value) = value.map(str::trim).filter(|value| !value.is_empty()) else {
+        return Ok(DEFAULT_BUDGET);
+    };
+    match value.parse::<u64>() {
+        Ok(micros) => Ok(Duration::from_micros(micros).min(MAX_BUDGET)),
+        Err(_) => Err(format!(
+            "{BUDGET_VARIABLE} must be a whole number of microseconds to spin before sleeping \
+             (0 turns spinning off, at most {}), got {value:?}",
+            MAX_BUDGET.as_micros()
+        )),
+    }
+}
+
+/// Whether `SASS_EMBEDDED_SPIN_US` is well formed: the runtime asks when it
+/// makes a host, and raises the error.
+pub fn check_configuration() -> Result<(), String> {
+    configured().map(|_| ()).map_err(str::to_owned)
+}
+
+/// The longest pause between spins, in waits: the probe rate once spins
+/// keep missing.
+pub const MAX_PAUSE: u32 = 63;
+
+/// How often to spin, from what recent spins caught. A spin that misses
+/// doubles the pause (the number of waits that do not spin before the next
+/// one does) plus one, up to [`MAX_PAUSE`]; one that catches its answer
+/// ends the pause. So where answers take longer than the budget (large
+/// stylesheets, slow callbacks) spinning drifts to a probe every
+/// [`MAX_PAUSE`] + 1 waits instead of burning its budget at every wait, and
+/// where they come within it, every wait spins. (A busy machine is the CPU
+/// gate's to judge, [`super::idle`]: a probe after a pause meets a compiler
+/// gone cold, which catches less often than a run of spins does, so the
+/// catches alone would judge an idle machine busy.) A spin stopped by an
+/// interrupt says nothing either way.
+pub struct Pacing {
+    /// The pause after the last spin.
+    pause: AtomicU32,
+    /// Waits left before the next spin.
+    left: AtomicU32,
+}
+
+static PACING: Pacing = Pacing::new();
+
+impl Pacing {
+    pub const fn new() -> Self {
+        Self {
+            pause: AtomicU32::new(0),
+            left: AtomicU32::new(0),
         }
-        std::env::var("SASS_EMBEDDED_SPIN_US")
-            .ok()
-            .and_then(|value| value.trim().parse::<u64>().ok())
-            .map_or(DEFAULT_BUDGET, |micros| {
-                Duration::from_micros(micros).min(MAX_BUDGET)
+    }
+
+    /// Whether this wait spins; else one wait of the pause is used up.
+    /// (Only a lone caller asks, so the counters see no contention.)
+    pub fn spin_now(&self) -> bool {
+        self.left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(1)
             })
-    })
+            .is_err()
+    }
+
+    /// A spin ended, having caught its answer or not.
+    pub fn record(&self, caught: bool) {
+        let pause = self.pause.load(Ordering::Relaxed);
+        let pause = if caught {
+            0
+        } else {
+            (pause * 2 + 1).min(MAX_PAUSE)
+        };
+        self.pause.store(pause, Ordering::Relaxed);
+        self.left.store(pause, Ordering::Relaxed);
+    }
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// What spinning cost and caught so far in this process (see [`stats`]).
@@ -167,6 +264,9 @@ pub fn until_readable(fds: Fds, budget: Duration, stop: &AtomicBool) -> bool {
         }
         std::hint::spin_loop();
     };
+    if caught || !stop.load(Ordering::Relaxed) {
+        PACING.record(caught);
+    }
     SPINS.fetch_add(1, Ordering::Relaxed);
     CAUGHT.fetch_add(u64::from(caught), Ordering::Relaxed);
     let spun = crate::sys::thread_cpu_time().saturating_sub(cpu_start);
@@ -244,6 +344,60 @@ mod tests {
             Duration::from_secs(3600),
             &stopped
         ));
+    }
+
+    #[test]
+    fn spinning_goes_on_while_spins_catch_and_backs_off_while_they_miss() {
+        let pacing = Pacing::new();
+        let spins =
+            |pacing: &Pacing, waits: usize| (0..waits).filter(|_| pacing.spin_now()).count();
+        // Fresh, and while every spin catches: every wait spins.
+        assert_eq!(spins(&pacing, 10), 10);
+        pacing.record(true);
+        assert_eq!(spins(&pacing, 10), 10);
+        // Each miss doubles the pause (plus one): 1, 3, 7, ... up to MAX_PAUSE.
+        let mut pauses = Vec::new();
+        for _ in 0..8 {
+            pacing.record(false);
+            let pause = (0..).take_while(|_| !pacing.spin_now()).count();
+            pauses.push(pause);
+        }
+        assert_eq!(pauses, [1, 3, 7, 15, 31, 63, 63, 63]);
+        assert_eq!(MAX_PAUSE, 63);
+        // A probe that catches ends the pause: every wait spins again.
+        pacing.record(true);
+        assert_eq!(spins(&pacing, 10), 10);
+    }
+
+    #[test]
+    fn answers_slower_than_the_budget_leave_a_probe_every_sixty_four_waits() {
+        let pacing = Pacing::new();
+        let mut spun = 0;
+        for _ in 0..6400 {
+            if pacing.spin_now() {
+                spun += 1;
+                pacing.record(false);
+            }
+        }
+        // 1, 3, 7, 15, 31 waits of pause, then 63: 105 spins in 6400 waits.
+        assert!((100..=110).contains(&spun), "{spun} of 6400 waits spun");
+    }
+
+    #[test]
+    fn the_budget_variable_is_whole_microseconds_or_an_error() {
+        assert_eq!(parse_budget(None), Ok(DEFAULT_BUDGET));
+        assert_eq!(parse_budget(Some("")), Ok(DEFAULT_BUDGET));
+        assert_eq!(parse_budget(Some(" 80 ")), Ok(Duration::from_micros(80)));
+        assert_eq!(parse_budget(Some("0")), Ok(Duration::ZERO));
+        assert_eq!(parse_budget(Some("999999")), Ok(MAX_BUDGET));
+        for bad in ["fast", "1.5", "-3", "250us"] {
+            let error = parse_budget(Some(bad)).unwrap_err();
+            assert!(
+                error.contains("SASS_EMBEDDED_SPIN_US must be a whole number"),
+                "{error}"
+            );
+            assert!(error.contains(&format!("{bad:?}")), "{error}");
+        }
     }
 
     #[test]
