@@ -126,6 +126,42 @@ class CompileErrorTest < Minitest::Test
     assert_equal '"\e9 a"', Sass::CompileError.css_string('éa')
   end
 
+  # Against a plain per-character reading of the rule, on random text.
+  def test_css_string_escapes_random_text_as_the_rule_says
+    alphabet = ['a', 'F', 'g', '0', ' ', '"', '\\', "\n", "\0", 'é', '😀', "\u007f", '~']
+    reference = lambda do |text|
+      chars = text.chars
+      escaped = chars.each_with_index.map do |char, index|
+        if ['"', '\\'].include?(char) then "\\#{char}"
+        elsif char.match?(/[ -~]/) then char
+        else
+          "\\#{char.ord.to_s(16)}#{' ' if chars[index + 1]&.match?(/[0-9a-fA-F ]/)}"
+        end
+      end
+      "\"#{escaped.join}\""
+    end
+    random = Random.new(42)
+    500.times do
+      text = Array.new(random.rand(12)) { alphabet.sample(random:) }.join
+      assert_equal reference.call(text), Sass::CompileError.css_string(text), text.inspect
+    end
+  end
+
+  # A huge message (a failing stylesheet whose line is 1 MiB of NULs or of
+  # "é") builds its page in one pass (it took minutes, looking at the next
+  # character by index), and the page shows a bounded excerpt of it.
+  def test_a_huge_message_builds_a_bounded_page_in_one_pass
+    { "\0" => '\\0', 'é' => '\\e9' }.each do |char, escape|
+      huge = char * 1_048_576
+      Timeout.timeout(budget(10)) do
+        assert_equal (escape.length * 1_048_576) + 2, Sass::CompileError.css_string(huge).length
+        page = Sass::CompileError.css_page("Error: #{huge}")
+        assert_operator page.length, :<, 300 * 1024
+        assert_includes page, "... (#{1_048_576 + 7 - (64 * 1024)} more characters)"
+      end
+    end
+  end
+
   def test_errors_raised_by_a_function_become_compile_errors_with_the_ruby_story
     functions = { 'fail()' => ->(_args) { raise ArgumentError, 'bad input from Ruby' } }
     line = __LINE__ - 1

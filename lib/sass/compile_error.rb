@@ -84,6 +84,7 @@ module Sass
     # @return [String]
     # @!visibility private
     def self.css_page(content)
+      content = excerpt(content)
       comment = content.gsub('*/', "*\u2060/").gsub("\r\n", "\n").split("\n").join("\n * ")
       <<~CSS
         /* #{comment} */
@@ -102,23 +103,46 @@ module Sass
       CSS
     end
 
+    # The most of a message an error page shows: a message can hold a whole
+    # line of the stylesheet, and a stylesheet can be huge.
+    PAGE_LIMIT = 64 * 1024
+    private_constant :PAGE_LIMIT
+
+    # +content+, cut to PAGE_LIMIT characters with a line saying how many
+    # more there were.
+    # @!visibility private
+    def self.excerpt(content)
+      return content if content.length <= PAGE_LIMIT
+
+      "#{content[0, PAGE_LIMIT]}\n... (#{content.length - PAGE_LIMIT} more characters)"
+    end
+
     # Quotes +text+ as a CSS string that any CSS parser reads back unchanged:
     # quotes and backslashes escaped, everything outside printable ASCII as a
     # hexadecimal escape.
     # @return [String]
     # @!visibility private
     def self.css_string(text)
-      escaped = text.each_char.with_index.map do |char, index|
-        case char
-        when '"', '\\' then "\\#{char}"
-        when /[ -~]/ then char
+      # One pass over the text (an escape's trailing space, needed where a
+      # hex digit or a space follows, is decided by a lookahead: looking at
+      # the next character by index was linear per lookup on a non-ASCII
+      # String, and a page of a long message quadratic).
+      escaped = text.gsub(CSS_ESCAPED) do
+        quoted, spaced, alone = Regexp.last_match.captures
+        if quoted
+          "\\#{quoted}"
         else
-          following = text[index + 1]
-          "\\#{char.ord.to_s(16)}#{' ' if following&.match?(/[0-9a-fA-F ]/)}"
+          "\\#{(spaced || alone).ord.to_s(16)}#{' ' if spaced}"
         end
       end
-      "\"#{escaped.join}\""
+      "\"#{escaped}\""
     end
+
+    # What #css_string escapes: a quote or backslash; a character outside
+    # printable ASCII followed by what would continue its hex escape; any
+    # other such character.
+    CSS_ESCAPED = /(["\\])|([^ -~])(?=[0-9a-fA-F ])|([^ -~])/
+    private_constant :CSS_ESCAPED
 
     # How Ruby 3.2 formats an exception (error.c and eval_error.c), for Ruby
     # 3.1, whose +Exception+ has no +detailed_message+.

@@ -27,6 +27,24 @@ class RackPrecompileTest < Minitest::Test
 
   def written = Dir.glob('**/*', base: @output).select { |path| File.file?(File.join(@output, path)) }.sort
 
+  # A custom importer's "~" URL (webpack's "~bootstrap/..." spelling) is a
+  # URL like any other: what it loads is served and precompiled, its "~"
+  # never taken for a home directory (which raised in every request).
+  def test_an_importers_tilde_url_is_served_and_precompiled
+    vendor = File.join(@dir, 'node_modules')
+    write_tree(vendor, 'bootstrap/scss/_variables.scss' => '$primary: blue;')
+    importer = { find_file_url: lambda { |url, _|
+      "#{FILE_URL_PREFIX}#{vendor}/#{url.delete_prefix('~')}" if url.start_with?('~')
+    } }
+    tree = File.join(@dir, 'tilde')
+    write_tree(tree, 'app.scss' => '@use "~bootstrap/scss/variables"; a { b: variables.$primary; }')
+    app = Sass::Rack.new(->(_) { [418, {}, []] }, root: tree, importers: [importer])
+    status, _, body = app.call(rack_env('/app.css'))
+    assert_equal [200, "a {\n  b: blue;\n}"], [status, body.join]
+    Sass::Rack.precompile(root: tree, output: @output, importers: [importer])
+    assert_equal "a {\n  b: blue;\n}", File.read(File.join(@output, 'app.css'))
+  end
+
   def test_writes_every_entry_stylesheet_and_only_those
     files = Sass::Rack.precompile(root: @root, output: @output, style: :compressed, source_map: true)
     expected = %w[app.css app.css.map both.css both.css.map plain.css plain.css.map sub/deep.css sub/deep.css.map]

@@ -122,6 +122,20 @@ class RackRefusalTest < Minitest::Test
     assert_equal 0, compiles
   end
 
+  # A request path is never a home directory: a "~name" segment is a name
+  # in the root like any other, so no user is looked up (an account-name
+  # oracle, and a lookup per request) and nothing raises.
+  def test_a_tilde_segment_is_a_name_in_the_root_never_a_home_directory
+    app = Sass::Rack.new(teapot, root: @root, functions: counting_function)
+    %w[/~nosuchuser/_x.css /~root/_x.css /~/_x.css /~nosuchuser/x.css].each do |path|
+      assert_equal 418, app.call(rack_env(path))[0], path
+    end
+    write_tree(@root, '~user/_x.scss' => 'a { b: compiled(); }', '~user/y.scss' => 'a { b: compiled(); }')
+    assert_equal 404, app.call(rack_env('/~user/_x.css'))[0]
+    assert_equal 200, app.call(rack_env('/~user/y.css'))[0]
+    assert_equal 1, compiles
+  end
+
   # With the default prefix the middleware sees every path: the app's own
   # files that only look like refused stylesheets (a partial, a hidden
   # directory, an empty segment, as Rack::Static would serve them from

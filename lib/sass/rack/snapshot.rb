@@ -110,7 +110,9 @@ module Sass
 
           from = containing && path_of(containing)
           [*(File.dirname(from) if from), *load_paths].flat_map do |base|
-            directory = File.expand_path(File.dirname(relative), base)
+            # "./" first: a URL's leading "~" (an importer's, as in
+            # "~bootstrap/scss") is no home directory.
+            directory = File.expand_path("./#{File.dirname(relative)}", base)
             [directory, File.join(directory, File.basename(relative))]
           end
         end

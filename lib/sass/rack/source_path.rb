@@ -171,7 +171,9 @@ module Sass
       # normalized (empty and +.+ segments dropped, +..+ applied): a stat,
       # never a read.
       def source_where?(segments)
-        base = File.expand_path(segments.reject(&:empty?).join('/'), @root)
+        # "./" first: a leading "~name" is a name in the root, never a home
+        # directory (File.expand_path would look the user up).
+        base = File.expand_path("./#{segments.reject(&:empty?).join('/')}", @root)
         base.start_with?("#{@root}/") && EXTENSIONS.any? { |extension| File.file?(base + extension) }
       end
 
