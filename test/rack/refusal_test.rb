@@ -97,9 +97,10 @@ class RackRefusalTest < Minitest::Test
     assert_equal 1, compiles
   end
 
-  # A path of thousands of segments (8 KB, under Puma's limit) is refused
-  # before anything is joined or looked up; a deep stylesheet still is served.
-  def test_a_path_of_more_segments_than_any_tree_has_is_a_404_that_looks_nothing_up
+  # A path of thousands of segments (8 KB, under Puma's limit) goes on to
+  # the application (a deep static file of its own) before anything is
+  # joined or looked up; a deep stylesheet still is served.
+  def test_a_path_of_more_segments_than_any_tree_has_is_the_apps_and_looks_nothing_up
     bound = Sass::Rack.const_get(:SourcePath)::MAX_SEGMENTS
     deep = Array.new(bound - 1) { 'd' }.join('/')
     write_tree(@root, "#{deep}/app.scss" => 'a { b: compiled(); }')
@@ -108,9 +109,13 @@ class RackRefusalTest < Minitest::Test
 
     [bound + 1, 4000].each do |count|
       path = "/css/#{Array.new(count - 1) { 'd' }.join('/')}/app.css"
-      assert_equal [404, ['Not Found']], @app.call(rack_env(path)).values_at(0, 2), "#{count} segments"
+      assert_equal [418, ['passed on']], @app.call(rack_env(path)).values_at(0, 2), "#{count} segments"
     end
     assert_equal 1, compiles
+    # Behind the middleware at /, the application's deep static file is its.
+    app = Sass::Rack.new(teapot, root: @root)
+    deep_static = "/#{Array.new(bound + 5) { 'static' }.join('/')}/file.css"
+    assert_equal 418, app.call(rack_env(deep_static))[0]
   end
 
   # PATH_INFO as a server may pass it: raw bytes that are not UTF-8, tagged

@@ -10,9 +10,10 @@ module Sass
     # +sub/app.sass+ or +sub/app.css+ in the root, the first that exists;
     # +/css/sub/app.css.map+ names its source map. A path under the prefix is
     # refused (a 404, whatever exists) when it has a broken +%+ escape or,
-    # percent-decoded, holds a NUL or a backslash, is not valid UTF-8, has
-    # more than MAX_SEGMENTS segments, or names a file whose real path
-    # (symlinks followed) lies outside the root's. A path with an empty,
+    # percent-decoded, holds a NUL or a backslash, is not valid UTF-8, or
+    # names a file whose real path (symlinks followed) lies outside the
+    # root's. A path of more than MAX_SEGMENTS segments is the application's,
+    # looked up nowhere here. A path with an empty,
     # +.+, +..+ or dot-led segment, or that names a partial (+_name+), is
     # never served either: it is refused when a stylesheet exists in the root
     # where it points (so nothing reveals it), and otherwise goes on to the
@@ -31,8 +32,8 @@ module Sass
       # path under the prefix (+sub/app.css+).
       Target = Struct.new(:kind, :source, :name)
 
-      # More segments than any stylesheet tree has: a longer path is refused
-      # before anything is looked up.
+      # More segments than any stylesheet tree has: a longer path goes on to
+      # the application before anything is looked up.
       MAX_SEGMENTS = 64
 
       # The stylesheet extensions, in the order a request tries them.
@@ -154,7 +155,9 @@ module Sass
         return REFUSED if !decoded.valid_encoding? || decoded.match?(/[\0\\]/)
 
         segments = decoded.split('/', MAX_SEGMENTS + 1)
-        return REFUSED if segments.length > MAX_SEGMENTS
+        # Deeper than any tree the middleware serves: not its path, and the
+        # application's own (a deep static file) without a lookup here.
+        return if segments.length > MAX_SEGMENTS
         return segments unless unservable?(segments)
 
         source_where?(segments) ? REFUSED : nil
