@@ -157,13 +157,22 @@ module Sass
       return plain(404, 'Not Found') if kind == :map && output.source_map.nil?
 
       body, etag = kind == :map ? [output.source_map, output.map_etag] : [output.css, output.css_etag]
-      # RFC 9110 8.8.2.1: never a Last-Modified later than the response.
-      last_modified = output.last_modified&.then { |time| [time, Time.now].min }
+      last_modified = given_last_modified(output)
       validators = { 'etag' => etag, 'last-modified' => last_modified&.httpdate }
       headers = { 'cache-control' => @cache_control, **validators }.compact
       return [304, headers, []] if not_modified?(env, etag, last_modified)
 
       kind == :map ? [200, content('application/json', body).merge(headers), [body]] : css(body, headers)
+    end
+
+    # RFC 9110 8.8.2.1: never a Last-Modified later than the response; and
+    # none at all before the second a changed result was dated to begins
+    # (Stylesheet#dated).
+    def given_last_modified(output)
+      now = Time.now
+      return if output.dated_from && now.to_i < output.dated_from.to_i
+
+      output.last_modified&.then { |time| [time, now].min }
     end
 
     def css(body, headers)

@@ -169,6 +169,45 @@ class RackMiddlewareTest < Minitest::Test
     end
   end
 
+  # Two edits within one second, and the requests between them in that
+  # second too: the second result is dated past the first one's
+  # Last-Modified, and carries none until that second begins, so a client
+  # holding the first result and sending only If-Modified-Since never gets a
+  # 304 for the second; nor from a compile that the unsettled snapshot
+  # forces, which reads the same times again.
+  def test_edits_within_one_second_never_answer_a_stale_304
+    write_tree(@root, 'app.scss' => '@use "part"; a { b: part.$c; }')
+    part = File.join(@root, '_part.scss')
+    serve do |base|
+      tried = 0
+      begin
+        tried += 1
+        sleep(1.02 - (Time.now.to_f % 1)) # just after a second begins
+        second = Time.now.to_i
+        write_file(part, '$c: red;')
+        File.utime(Time.at(second), Time.at(second), part)
+        first = http(base, '/css/app.css')
+        write_file(part, '$c: blue;')
+        File.utime(Time.at(second), Time.at(second), part)
+        since = { 'If-Modified-Since' => first['last-modified'] }
+        changed = http(base, '/css/app.css', headers: since)
+        again = http(base, '/css/app.css', headers: since)
+        raise 'the second turned' unless Time.now.to_i == second
+      rescue RuntimeError => e
+        raise unless e.message == 'the second turned' && tried < 3
+
+        retry
+      end
+      assert_match 'b: red', first.body
+      assert_equal ['200', "a {\n  b: blue;\n}"], [changed.code, changed.body]
+      assert_equal ['200', "a {\n  b: blue;\n}"], [again.code, again.body]
+      sleep(1.02 - (Time.now.to_f % 1))
+      later = http(base, '/css/app.css', headers: since)
+      assert_equal '200', later.code
+      assert_operator Time.httpdate(later['last-modified']), :>, Time.httpdate(first['last-modified'])
+    end
+  end
+
   def test_a_failing_stylesheet_shows_its_error_logs_it_once_and_fixing_it_fixes_the_next_request
     write_tree(@root, 'app.scss' => '@use "part"; a { b: part.$c }', '_part.scss' => '$c: red;')
     serve do |base|

@@ -30,6 +30,11 @@ module Sass
         attr_writer :last_modified
 
         def last_modified = @last_modified || snapshot&.last_modified
+
+        # The second before which no response may carry its Last-Modified
+        # (Stylesheet#dated dated it past one given before, into a second
+        # not yet begun), or nil.
+        attr_accessor :dated_from
       end
 
       # The options {Sass.compile} takes that a Build passes on: every keyword

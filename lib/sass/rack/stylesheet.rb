@@ -43,18 +43,34 @@ module Sass
 
       private
 
-      # +output+, with a Last-Modified past every one this stylesheet gave
-      # when its content changed but its files' times do not say so (a copy
-      # that keeps an old modification time, on Windows, where Ruby reads no
-      # change time): a client that holds an older result never gets a 304
-      # for a different one.
+      # +output+, with a Last-Modified that never goes back: past every one
+      # this stylesheet gave when its content changed (also when its files'
+      # times do not say so: a copy that keeps an old modification time, on
+      # Windows, where Ruby reads no change time, or a second edit within
+      # the second of the first), and no earlier than the last when it did
+      # not (a compile forced by a snapshot not yet settled reads the same
+      # times again). Where that date is a second not yet begun, responses
+      # carry none until it begins (Sass::Rack#respond): dated the current
+      # second instead, as HTTP dates go, it would equal the one a client of
+      # the older result holds, which would then get a 304 for it.
       def dated(output)
         latest = @latest_modified
-        if latest && output.last_modified && changed?(output) && output.last_modified.to_i <= latest.to_i
-          output.last_modified = [Time.at(latest.to_i + 1), Time.now].max
+        if latest.nil? || output.last_modified.nil?
+          nil
+        elsif changed?(output)
+          dated_past(output, latest) if output.last_modified.to_i <= latest.to_i
+        elsif output.last_modified < latest
+          output.last_modified = latest
+          output.dated_from = @output.dated_from
         end
         @latest_modified = [latest, output.last_modified].compact.max
         output
+      end
+
+      # Dates +output+ past +latest+: the next second, or now if later.
+      def dated_past(output, latest)
+        output.last_modified = [Time.at(latest.to_i + 1), Time.now].max
+        output.dated_from = output.last_modified if output.last_modified.to_i > Time.now.to_i
       end
 
       def changed?(output)
