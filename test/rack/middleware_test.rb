@@ -208,6 +208,24 @@ class RackMiddlewareTest < Minitest::Test
     end
   end
 
+  # A pkg: load is resolved through the package's package.json: edited in
+  # place (its "sass" entry now names another file), the next request
+  # compiles the file it now names.
+  def test_a_pkg_load_recompiles_when_its_package_json_changes
+    package = File.join(@dir, 'node_modules', 'tones')
+    write_tree(package, 'package.json' => '{"name": "tones", "sass": "red.scss"}',
+                        'red.scss' => '$c: red;', 'blue.scss' => '$c: blue;')
+    write_tree(@root, 'app.scss' => '@use "pkg:tones"; a { b: tones.$c; }')
+    settle
+    serve(importers: [Sass::NodePackageImporter.new(@dir)]) do |base|
+      assert_equal "a {\n  b: red;\n}", http(base, '/css/app.css').body
+      settle # so that the snapshot is trusted
+      assert_equal "a {\n  b: red;\n}", http(base, '/css/app.css').body
+      write_file(File.join(package, 'package.json'), '{"name": "tones", "sass": "blue.scss"}')
+      assert_equal "a {\n  b: blue;\n}", http(base, '/css/app.css').body
+    end
+  end
+
   def test_a_failing_stylesheet_shows_its_error_logs_it_once_and_fixing_it_fixes_the_next_request
     write_tree(@root, 'app.scss' => '@use "part"; a { b: part.$c }', '_part.scss' => '$c: red;')
     serve do |base|

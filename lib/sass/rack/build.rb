@@ -61,6 +61,9 @@ module Sass
         Sass.compile_string('', **@options)
         @paths = paths
         @load_paths = Array(options[:load_paths]).map { |path| File.expand_path(path) }.freeze
+        # Where pkg: loads start looking for node_modules (see Snapshot).
+        importers = Array(options[:importers]).grep(NodePackageImporter)
+        @package_roots = importers.map { |importer| File.expand_path(importer.entry_point_directory) }.uniq.freeze
         @maps = maps
       end
 
@@ -89,7 +92,8 @@ module Sass
           return Output.new(css: page, error: e, snapshot: Snapshot.unchecked, started:)
         end
         Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
-                   snapshot: Snapshot.take(result.loaded_urls, spy.loads, @load_paths, started_at), started:)
+                   snapshot: Snapshot.take(result.loaded_urls, spy.loads, @load_paths, started_at,
+                                           package_roots: @package_roots), started:)
       end
 
       # Raises ArgumentError for a keyword {Sass.compile} does not take (or

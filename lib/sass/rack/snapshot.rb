@@ -18,6 +18,13 @@ module Sass
     #   relative to that file and under every load path, and the +x/+ there
     #   (for a new +x/_index.scss+), whether they exist or not.
     #
+    # - for each +pkg:+ load, the +package.json+ a Node package resolution
+    #   reads or would read: +node_modules/<package>/package.json+ in the
+    #   loading file's directory and in every directory above it, and above
+    #   each NodePackageImporter's entry point (its +sass+, +style+ or
+    #   +exports+ entry edited in place, or a package installed nearer, now
+    #   resolves elsewhere).
+    #
     # A load that resolved relative to its file cannot lose to a new file
     # anywhere but beside the one it found. So the set grows with the loads,
     # not with their product. A new +_name.scss+, +name/_index.scss+ or
@@ -77,11 +84,14 @@ module Sass
       # @param loads [Array<Array(String, String)>] what the Spy saw
       # @param load_paths [Array<String>] the compile's absolute load paths
       # @param started_at [Float] when the compile started (Unix time)
-      def self.take(loaded_urls, loads, load_paths, started_at)
+      # @param package_roots [Array<String>] the NodePackageImporters' entry
+      #   point directories
+      def self.take(loaded_urls, loads, load_paths, started_at, package_roots: [])
         files = loaded_urls.map { |url| path_of(url) }
         return unchecked if files.include?(nil)
 
-        stats = watched(files, loads, load_paths).to_h { |path| [path, stat(path)] }
+        paths = watched(files, loads, load_paths) + manifests(loads, package_roots)
+        stats = paths.uniq.to_h { |path| [path, stat(path)] }
         # A time within MARGIN of the start may hide an edit; one well in the
         # future (a clock ahead, `touch -d`) cannot: an edit sets the change
         # time to now.
@@ -117,6 +127,28 @@ module Sass
           end
         end
         (files + beside + candidates).uniq
+      end
+
+      # The package.json files the +pkg:+ loads among +loads+ read or would
+      # read (see above).
+      def self.manifests(loads, package_roots)
+        loads.flat_map do |url, containing|
+          name = url[%r{\Apkg:((?:@[^/]+/)?[^/?#]+)}, 1]
+          next [] if name.nil?
+
+          from = containing && path_of(containing)
+          starts = [*(File.dirname(from) if from), *package_roots]
+          starts.flat_map { |start| ancestors(start) }.uniq.map do |directory|
+            File.join(directory, 'node_modules', name, 'package.json')
+          end
+        end
+      end
+
+      # +directory+ and every directory above it.
+      def self.ancestors(directory)
+        parents = [directory]
+        parents << File.dirname(parents.last) until File.dirname(parents.last) == parents.last
+        parents
       end
 
       # The path a load's URL names relative to a base, or nil for a URL with
@@ -155,7 +187,7 @@ module Sass
         nil
       end
 
-      private_class_method :new, :watched, :relative_path
+      private_class_method :new, :watched, :manifests, :ancestors, :relative_path
 
       # @return [Boolean] whether every stat was old enough, at the compile, to
       #   be trusted
