@@ -36,7 +36,10 @@ module SassEmbeddedRubies
       Emulation.prepare
       archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
       copy = CheckoutCopy.mirror(ARM64, checkout, archive, compiler_cache)
-      SassEmbeddedBuild::Zig.executable(File.join(copy, 'tmp', 'zig'))
+      zig = File.join(copy, 'tmp', 'zig')
+      FileUtils.mkdir_p(zig)
+      FileUtils.cp(SassEmbeddedBuild::Zig.wheel(File.join(checkout, 'tmp', 'zig')), zig)
+      SassEmbeddedBuild::Zig.executable(zig)
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
