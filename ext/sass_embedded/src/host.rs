@@ -253,10 +253,15 @@ impl RubyHost {
 
     /// `Host.spin_stats`: what this process's spins before sleeping did so
     /// far (see `sass_embedded_core::wait::spin`): `[spins, caught,
-    /// seconds]`, for the benchmark.
-    fn spin_stats() -> (u64, u64, f64) {
+    /// seconds, declined]`, for the benchmark and the tests.
+    fn spin_stats() -> (u64, u64, f64, u64) {
         let stats = sass_embedded_core::wait::spin::stats();
-        (stats.spins, stats.caught, stats.spun.as_secs_f64())
+        (
+            stats.spins,
+            stats.caught,
+            stats.spun.as_secs_f64(),
+            stats.declined,
+        )
     }
 
     /// `Host.waitable_fd(waitable)`: Ruby's descriptor for one of the

@@ -118,8 +118,14 @@ pub(crate) fn callers() -> u64 {
 /// catching their answers ([`Pacing`]).
 pub(crate) fn budget() -> Option<Duration> {
     let budget = configured().unwrap_or(Duration::ZERO);
-    (!budget.is_zero() && callers() <= 1 && super::idle::cpu_to_spare() && PACING.spin_now())
-        .then_some(budget)
+    if budget.is_zero() || callers() > 1 {
+        return None;
+    }
+    if !super::idle::cpu_to_spare() {
+        DECLINED.fetch_add(1, Ordering::Relaxed);
+        return None;
+    }
+    PACING.spin_now().then_some(budget)
 }
 
 /// The variable that sets the budget, in whole microseconds.
@@ -228,17 +234,22 @@ impl Default for Pacing {
 static SPINS: AtomicU64 = AtomicU64::new(0);
 static CAUGHT: AtomicU64 = AtomicU64::new(0);
 static SPUN_NANOS: AtomicU64 = AtomicU64::new(0);
+static DECLINED: AtomicU64 = AtomicU64::new(0);
 
 /// What the spins of this process did so far: how many there were, how many
-/// saw a descriptor become readable before their budget ran out, and the CPU
+/// saw a descriptor become readable before their budget ran out, the CPU
 /// time they took in all (the spinning thread's, not the wall time, which
-/// also counts while another thread had the CPU). For the benchmark, which
-/// reports the host's CPU with and without it.
+/// also counts while another thread had the CPU), and how many waits did not
+/// spin for want of a free CPU. For the benchmark, which reports the host's
+/// CPU with and without it, and the tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub spins: u64,
     pub caught: u64,
     pub spun: Duration,
+    /// Waits of a lone caller that did not spin because no CPU was free
+    /// ([`super::idle`]).
+    pub declined: u64,
 }
 
 /// The spins of this process so far.
@@ -247,6 +258,7 @@ pub fn stats() -> Stats {
         spins: SPINS.load(Ordering::Relaxed),
         caught: CAUGHT.load(Ordering::Relaxed),
         spun: Duration::from_nanos(SPUN_NANOS.load(Ordering::Relaxed)),
+        declined: DECLINED.load(Ordering::Relaxed),
     }
 }
 
