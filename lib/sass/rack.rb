@@ -39,9 +39,10 @@ module Sass
   class Rack
     # The request methods the middleware answers; others go on to the app.
     SERVED_METHODS = %w[GET HEAD].freeze
-    # How many stylesheets' outputs a middleware keeps (see #stylesheet).
-    MAX_STYLESHEETS = 512
-    private_constant :SERVED_METHODS, :MAX_STYLESHEETS
+    # The most bytes of compiled output (CSS and maps) a middleware keeps by
+    # default (see #kept): a real app's stylesheets take a few MiB at most.
+    CACHE_BYTES = 64 * 1024 * 1024
+    private_constant :SERVED_METHODS, :CACHE_BYTES
 
     # @param app [#call] the Rack application
     # @param root [String] the directory of the stylesheets
@@ -55,6 +56,9 @@ module Sass
     #   each source by its URL)
     # @param cache_control [String, nil] the +Cache-Control+ of compiled
     #   stylesheets (nil: none)
+    # @param cache_bytes [Integer] the most bytes of compiled output (CSS
+    #   and maps) kept; beyond it the least recently requested stylesheets'
+    #   outputs are let go (and compiled again if asked for again)
     # @param options [Hash] {Sass.compile}'s options: +load_paths+, +style+,
     #   +functions+, +importers+, +logger+, the deprecation options, ...
     # @raise [ArgumentError, TypeError] for a root that is not a directory, a
@@ -62,10 +66,13 @@ module Sass
     #   option's value) that the middleware or {Sass.compile} refuses: when
     #   the middleware is made, not at the first request
     def initialize(app, root:, prefix: '/', recompile: Rack.recompile_default, source_map: false,
-                   source_map_include_sources: true, cache_control: 'no-cache', **options)
+                   source_map_include_sources: true, cache_control: 'no-cache', cache_bytes: CACHE_BYTES, **options)
       check_boolean(recompile:, source_map:, source_map_include_sources:)
       unless cache_control.nil? || cache_control.is_a?(String)
         raise TypeError, "cache_control must be a String or nil, got #{cache_control.inspect}"
+      end
+      unless cache_bytes.is_a?(Integer) && cache_bytes.positive?
+        raise ArgumentError, "cache_bytes must be a positive Integer, got #{cache_bytes.inspect}"
       end
 
       @app = app
@@ -73,7 +80,11 @@ module Sass
       @build = Build.new(options, paths: @paths, maps: source_map, sources: source_map_include_sources)
       @recompile = recompile
       @cache_control = cache_control
+      @cache_bytes = cache_bytes
+      # Real path => [Stylesheet, the bytes its output was counted at], the
+      # least recently requested first; @bytes is their sum.
       @stylesheets = {}
+      @bytes = 0
       @mutex = Mutex.new
     end
 
@@ -129,22 +140,43 @@ module Sass
     def answer(target, arrived, env)
       return plain(404, 'Not Found') if target == SourcePath::REFUSED
 
-      output = stylesheet(target).fetch(arrived, env['rack.errors'])
+      stylesheet = stylesheet(target)
+      output = stylesheet.fetch(arrived, env['rack.errors'])
+      kept(target.source, stylesheet)
       output.nil? ? plain(404, 'Not Found') : respond(output, target.kind, env)
     end
 
     # The stylesheet of +target+, kept by its real path (so every spelling
-    # of one file shares one compile and one entry) in a cache of at most
-    # MAX_STYLESHEETS, the least recently requested going first: one entry
-    # per stylesheet in the root, which an app keeps in the tens, and a bound
-    # even for a root of thousands.
+    # of one file shares one compile and one entry), and now the most
+    # recently requested. Entries are made only for stylesheets that exist
+    # in the root, so there are at most as many as the root holds.
     def stylesheet(target)
       @mutex.synchronize do
-        stylesheet = @stylesheets.delete(target.source) ||
-                     Stylesheet.new(@recompile) { @build.call(target.source, target.name) }
-        @stylesheets[target.source] = stylesheet
-        @stylesheets.shift while @stylesheets.size > MAX_STYLESHEETS
-        stylesheet
+        entry = @stylesheets.delete(target.source) ||
+                [Stylesheet.new(@recompile) { @build.call(target.source, target.name) }, 0]
+        @stylesheets[target.source] = entry
+        entry.first
+      end
+    end
+
+    # Counts the output +stylesheet+ keeps now, then lets the least recently
+    # requested outputs go while all of them exceed +cache_bytes+ (never the
+    # one just served). Outputs, not entries, are what is bounded: with
+    # +recompile+ off nothing is let go below the bound, however many
+    # stylesheets the root has (counting entries made a root of 600 compile
+    # at every request, round after round).
+    def kept(source, stylesheet)
+      @mutex.synchronize do
+        entry = @stylesheets[source]
+        next unless entry&.first.equal?(stylesheet)
+
+        bytes = stylesheet.bytes
+        @bytes += bytes - entry.last
+        entry[1] = bytes
+        while @bytes > @cache_bytes
+          oldest = @stylesheets.each_key.find { |key| key != source } or break
+          @bytes -= @stylesheets.delete(oldest).last
+        end
       end
     end
 

@@ -30,7 +30,7 @@ class RackSnapshotTest < Minitest::Test
   end
 
   def watched
-    stylesheet = @app.instance_variable_get(:@stylesheets).each_value.first
+    stylesheet, = @app.instance_variable_get(:@stylesheets).each_value.first
     stylesheet.instance_variable_get(:@output).snapshot.instance_variable_get(:@stats).keys
   end
 

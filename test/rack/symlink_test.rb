@@ -71,21 +71,36 @@ class RackSymlinkTest < Minitest::Test
     assert_equal 1, cached(app)
   end
 
-  def test_the_cache_keeps_the_most_recently_requested_stylesheets_up_to_its_bound
-    bound = Sass::Rack.const_get(:MAX_STYLESHEETS)
-    (bound + 8).times { |n| File.write(File.join(@root, "s#{n}.scss"), "a { b: compiled(); }\n") }
+  # What is bounded is the bytes of output kept (cache_bytes), the least
+  # recently requested let go first.
+  def test_the_cache_keeps_the_most_recently_requested_outputs_up_to_its_bytes
+    20.times { |n| File.write(File.join(@root, "s#{n}.scss"), "a#{n} { b: compiled(); c: '#{'x' * 1000}'; }\n") }
     settle
-    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: counting_function)
-    (bound + 8).times { |n| assert_equal 200, app.call(rack_env("/css/s#{n}.css"))[0] }
-    assert_equal bound, cached(app)
-    assert_equal bound + 8, compiles
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: counting_function, cache_bytes: 10_000)
+    20.times { |n| assert_equal 200, app.call(rack_env("/css/s#{n}.css"))[0] }
+    assert_equal 20, compiles
+    kept = app.instance_variable_get(:@bytes)
+    assert_operator kept, :<=, 10_000
+    assert_operator kept, :>, 8_000
+    assert_includes 8..10, cached(app) # outputs of about 1 KB each
 
     # The newest are kept; the oldest were let go, and compile again.
-    app.call(rack_env("/css/s#{bound + 7}.css"))
-    assert_equal bound + 8, compiles
+    app.call(rack_env('/css/s19.css'))
+    assert_equal 20, compiles
     app.call(rack_env('/css/s0.css'))
-    assert_equal bound + 9, compiles
-    assert_equal bound, cached(app)
+    assert_equal 21, compiles
+    assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, cache_bytes: 0) }
+  end
+
+  # In production (recompile: false) each stylesheet compiles once, however
+  # many the root holds: 600 requested in turn, twice, compile 600 times
+  # (an entry bound of 512 compiled all 1 200).
+  def test_in_production_a_root_of_600_stylesheets_compiles_each_once
+    600.times { |n| File.write(File.join(@root, "s#{n}.scss"), "a { b: compiled(); }\n") }
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', recompile: false, functions: counting_function)
+    2.times { 600.times { |n| assert_equal 200, app.call(rack_env("/css/s#{n}.css"))[0] } }
+    assert_equal 600, compiles
+    assert_equal 600, cached(app)
   end
 
   # The compiler gets the checked file's text, not its path: a file that is

@@ -41,6 +41,12 @@ module Sass
         end
       end
 
+      # The bytes of output kept: its CSS and map (0 before the first).
+      def bytes
+        output = @output
+        output.nil? ? 0 : output.css.bytesize + output.source_map.to_s.bytesize
+      end
+
       private
 
       # +output+, with a Last-Modified that never goes back: past every one
