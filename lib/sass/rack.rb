@@ -59,6 +59,9 @@ module Sass
     # @param cache_bytes [Integer] the most bytes of compiled output (CSS
     #   and maps) kept; beyond it the least recently requested stylesheets'
     #   outputs are let go (and compiled again if asked for again)
+    # @param max_source_bytes [Integer] the largest stylesheet compiled
+    #   (default 16 MiB); a larger one is answered as a compile error that
+    #   says so (logged), and nothing of it is read
     # @param options [Hash] {Sass.compile}'s options: +load_paths+, +style+,
     #   +functions+, +importers+, +logger+, the deprecation options, ...
     # @raise [ArgumentError, TypeError] for a root that is not a directory, a
@@ -66,7 +69,8 @@ module Sass
     #   option's value) that the middleware or {Sass.compile} refuses: when
     #   the middleware is made, not at the first request
     def initialize(app, root:, prefix: '/', recompile: Rack.recompile_default, source_map: false,
-                   source_map_include_sources: true, cache_control: 'no-cache', cache_bytes: CACHE_BYTES, **options)
+                   source_map_include_sources: true, cache_control: 'no-cache', cache_bytes: CACHE_BYTES,
+                   max_source_bytes: SourcePath::MAX_BYTES, **options)
       check_boolean(recompile:, source_map:, source_map_include_sources:)
       unless cache_control.nil? || cache_control.is_a?(String)
         raise TypeError, "cache_control must be a String or nil, got #{cache_control.inspect}"
@@ -76,7 +80,7 @@ module Sass
       end
 
       @app = app
-      @paths = SourcePath.new(root, prefix, maps: source_map)
+      @paths = SourcePath.new(root, prefix, maps: source_map, max_bytes: max_source_bytes)
       @build = Build.new(options, paths: @paths, maps: source_map, sources: source_map_include_sources)
       @recompile = recompile
       @cache_control = cache_control
@@ -113,8 +117,9 @@ module Sass
     # @param options [Hash] {Sass.compile}'s options, as for {#initialize}
     # @return [Array<String>] the files written
     # @raise [CompileError] when a stylesheet fails to compile
-    def self.precompile(root:, output:, source_map: false, source_map_include_sources: true, **options)
-      paths = SourcePath.new(root, '/', maps: source_map)
+    def self.precompile(root:, output:, source_map: false, source_map_include_sources: true,
+                        max_source_bytes: SourcePath::MAX_BYTES, **options)
+      paths = SourcePath.new(root, '/', maps: source_map, max_bytes: max_source_bytes)
       build = Build.new(options, paths:, maps: source_map, sources: source_map_include_sources)
       Precompile.new(paths, build, output).call
     end

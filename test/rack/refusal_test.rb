@@ -141,6 +141,33 @@ class RackRefusalTest < Minitest::Test
     assert_equal 1, compiles
   end
 
+  # A stylesheet above max_source_bytes (16 MiB by default) is neither read
+  # nor compiled (a sparse file of gigabytes made Ruby and the compiler take
+  # 4 GiB each): its request gets an error saying so (the error page; 500 in
+  # production), logged once, and precompile raises it.
+  def test_a_stylesheet_above_the_size_bound_is_neither_read_nor_compiled
+    huge = File.join(@root, 'huge.scss')
+    File.write(huge, 'a { b: compiled(); }')
+    File.truncate(huge, 17 * 1024 * 1024) # sparse
+    errors = StringIO.new
+    app = Sass::Rack.new(teapot, root: @root, functions: counting_function)
+    2.times do
+      status, headers, body = app.call(rack_env('/huge.css').merge('rack.errors' => errors))
+      assert_equal [200, 'no-store'], [status, headers['cache-control']]
+      assert_includes body.join, 'above max_source_bytes (16777216): not compiled'
+    end
+    assert_equal 0, compiles
+    assert_equal 1, errors.string.scan("huge.scss is #{17 * 1024 * 1024} bytes, above max_source_bytes").size
+
+    File.write(File.join(@root, 'small.scss'), 'a { b: c; }')
+    production = Sass::Rack.new(teapot, root: @root, recompile: false, max_source_bytes: 10)
+    assert_equal 500, production.call(rack_env('/small.css').merge('rack.errors' => StringIO.new))[0]
+    assert_equal 200, Sass::Rack.new(teapot, root: @root, max_source_bytes: 11).call(rack_env('/small.css'))[0]
+    error = assert_raises(Sass::CompileError) { Sass::Rack.precompile(root: @root, output: File.join(@dir, 'out')) }
+    assert_match(/huge\.scss is \d+ bytes, above max_source_bytes/, error.message)
+    assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, max_source_bytes: 0) }
+  end
+
   # With the default prefix the middleware sees every path: the app's own
   # files that only look like refused stylesheets (a partial, a hidden
   # directory, an empty segment, as Rack::Static would serve them from

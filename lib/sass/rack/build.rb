@@ -78,6 +78,7 @@ module Sass
         started_at = Process.clock_gettime(Process::CLOCK_REALTIME)
         text = @paths.read(source)
         return if text == SourcePath::REFUSED
+        return too_large(source, text, started, rescue_errors) if text.is_a?(SourcePath::TooLarge)
 
         spy = Snapshot::Spy.new
         begin
@@ -94,6 +95,17 @@ module Sass
         Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
                    snapshot: Snapshot.take(result.loaded_urls, spy.loads, @load_paths, started_at,
                                            package_roots: @package_roots), started:)
+      end
+
+      # What a stylesheet above max_source_bytes gets: nothing compiled, an
+      # error that says why (the error page, logged once), never trusted.
+      def too_large(source, too_large, started, rescue_errors)
+        message = "#{source} is #{too_large.bytes} bytes, above max_source_bytes (#{@paths.max_bytes}): " \
+                  'not compiled'
+        error = CompileError.new(message, message, '', nil, [])
+        raise error unless rescue_errors
+
+        Output.new(css: CompileError.css_page("#{message}\n"), error:, snapshot: Snapshot.unchecked, started:)
       end
 
       # Raises ArgumentError for a keyword {Sass.compile} does not take (or

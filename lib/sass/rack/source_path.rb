@@ -51,16 +51,31 @@ module Sass
       # Returned for a path under the prefix that must not be served.
       REFUSED = :refused
 
-      attr_reader :root
+      # What #read returns for a stylesheet above +max_bytes+: its size.
+      TooLarge = Struct.new(:bytes)
+
+      # The largest stylesheet read by default: far above any real one, and
+      # a bound on what a request can make the middleware and the compiler
+      # hold.
+      MAX_BYTES = 16 * 1024 * 1024
+
+      attr_reader :root, :max_bytes
 
       # @param root [String] the directory of the stylesheets
       # @param prefix [String] the URL path they are served under
       # @param maps [Boolean] whether +.css.map+ paths name source maps
-      # @raise [ArgumentError, TypeError] for a root that is not a directory
-      #   or a prefix that is not a plain absolute URL path
-      def initialize(root, prefix, maps:)
+      # @param max_bytes [Integer] the largest stylesheet #read reads
+      # @raise [ArgumentError, TypeError] for a root that is not a directory,
+      #   a prefix that is not a plain absolute URL path, or a +max_bytes+
+      #   that is not a positive Integer
+      def initialize(root, prefix, maps:, max_bytes: MAX_BYTES)
         raise TypeError, "root must be a String, got #{root.inspect}" unless root.is_a?(String)
         raise TypeError, "prefix must be a String, got #{prefix.inspect}" unless prefix.is_a?(String)
+        unless max_bytes.is_a?(Integer) && max_bytes.positive?
+          raise ArgumentError, "max_source_bytes must be a positive Integer, got #{max_bytes.inspect}"
+        end
+
+        @max_bytes = max_bytes
 
         @root = File.expand_path(root)
         raise ArgumentError, "root must be a directory: #{@root} is not one" unless File.directory?(@root)
@@ -120,16 +135,22 @@ module Sass
       # The text of the stylesheet at +source+ (a real path {#resolve}
       # returned), read from the file it names now if that file is a regular
       # file inside the root; otherwise REFUSED. Opened without blocking, so a
-      # FIFO put in its place is refused, not waited on.
-      # @return [String, REFUSED]
+      # FIFO put in its place is refused, not waited on. A file above
+      # +max_bytes+ is not read (TooLarge), however it grows meanwhile.
+      # @return [String, REFUSED, TooLarge]
       def read(source)
         File.open(source, OPEN_FLAGS) do |file|
-          return REFUSED unless file.stat.file?
+          stat = file.stat
+          return REFUSED unless stat.file?
 
           opened = opened_path(file, source)
           return REFUSED unless opened && inside?(opened)
+          return TooLarge.new(stat.size) if stat.size > @max_bytes
 
-          file.read.force_encoding(Encoding::UTF_8)
+          text = file.read(@max_bytes + 1) || +''
+          return TooLarge.new(text.bytesize) if text.bytesize > @max_bytes
+
+          text.force_encoding(Encoding::UTF_8)
         end
       rescue SystemCallError, IOError
         REFUSED
