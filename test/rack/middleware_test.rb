@@ -226,6 +226,27 @@ class RackMiddlewareTest < Minitest::Test
     end
   end
 
+  # A failing stylesheet compiles again at each request, by design; the
+  # requests that arrive while one of its compiles runs share it (20
+  # threads sending 5 requests each made 43 compiles per 100 requests).
+  def test_requests_for_a_failing_stylesheet_share_the_compile_running_when_they_arrive
+    write_tree(@root, 'broken.scss' => '@error "broken " + slow();')
+    calls = Queue.new
+    slow = { 'slow()' => lambda { |_|
+      calls << true
+      sleep 0.05
+      Sass::Value::String.new('x')
+    } }
+    app = Sass::Rack.new(teapot, root: @root, prefix: '/css', functions: slow)
+    env = rack_env('/css/broken.css').merge('rack.errors' => StringIO.new)
+    threads = Array.new(20) { Thread.new { Array.new(5) { app.call(env.dup)[0] } } }
+    assert_equal [200], threads.flat_map(&:value).uniq
+    assert_operator calls.size, :<=, 25, "#{calls.size} compiles for 100 requests"
+    # Fixed, the next request compiles and serves it.
+    write_file(File.join(@root, 'broken.scss'), 'a { b: c; }')
+    assert_equal "a {\n  b: c;\n}", app.call(rack_env('/css/broken.css'))[2].join
+  end
+
   def test_a_failing_stylesheet_shows_its_error_logs_it_once_and_fixing_it_fixes_the_next_request
     write_tree(@root, 'app.scss' => '@use "part"; a { b: part.$c }', '_part.scss' => '$c: red;')
     serve do |base|

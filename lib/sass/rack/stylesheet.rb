@@ -3,15 +3,17 @@
 module Sass
   class Rack
     # One stylesheet's latest Build::Output, and the single flight that keeps
-    # it: requests for this stylesheet take turns under one mutex (a fiber
-    # scheduler's fibers too), so while one compiles the others wait for it,
-    # and requests for other stylesheets compile beside it.
+    # it: one compile of a stylesheet at a time (a fiber scheduler's fibers
+    # too), the requests that come meanwhile waiting for it and then looking
+    # again, each in turn, before a later request can start another; requests
+    # for other stylesheets compile beside it.
     #
     # A request may take the output when the compile that made it started
     # after the request arrived (it read every file after any edit the
     # request could know of: so the requests that waited for one compile all
-    # take it), or when its Snapshot is settled and still current. Otherwise
-    # it compiles. Without +recompile+ the first output is kept for good.
+    # take it), or when its Snapshot is settled and still current, or, for a
+    # failed compile, when the request arrived while it ran. Otherwise it
+    # compiles. Without +recompile+ the first output is kept for good.
     # @!visibility private
     class Stylesheet
       # @param recompile [Boolean] whether to check the files and recompile
@@ -21,7 +23,10 @@ module Sass
         @recompile = recompile
         @build = build
         @mutex = Mutex.new
+        @compiled = ConditionVariable.new
+        @compiling = false
         @output = nil
+        @finished = nil
       end
 
       # @param arrived [Float] when the request arrived (monotonic clock)
@@ -31,14 +36,19 @@ module Sass
       #   serve (the request is refused; nothing is kept)
       def fetch(arrived, errors)
         @mutex.synchronize do
-          return @output if current?(arrived)
+          loop do
+            return @output if current?(arrived)
+            break unless @compiling
 
-          output = @build.call
-          return if output.nil?
-
-          log(output.error, errors) unless output.error.nil? || same_error?(@output&.error, output.error)
-          @output = dated(output)
+            # Woken when it ends, every waiter looks at its output before
+            # any later request can start the next compile: a mutex held
+            # through the compile went, more often than not, to the request
+            # its own caller sent next, and the waiters took turns compiling.
+            @compiled.wait(@mutex)
+          end
+          @compiling = true
         end
+        compile(errors)
       end
 
       # The bytes of output kept: its CSS and map (0 before the first).
@@ -48,6 +58,24 @@ module Sass
       end
 
       private
+
+      # Compiles (outside the mutex, which the waiters need), keeps the
+      # output, and wakes the waiters, whatever happened.
+      def compile(errors)
+        output = @build.call
+      ensure
+        @mutex.synchronize do
+          @compiling = false
+          keep(output, errors) if output
+          @compiled.broadcast
+        end
+      end
+
+      def keep(output, errors)
+        @finished = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        log(output.error, errors) unless output.error.nil? || same_error?(@output&.error, output.error)
+        @output = dated(output)
+      end
 
       # +output+, with a Last-Modified that never goes back: past every one
       # this stylesheet gave when its content changed (also when its files'
@@ -83,11 +111,18 @@ module Sass
         @output.nil? || output.css != @output.css || output.source_map != @output.source_map
       end
 
+      # Whether a request that arrived at +arrived+ takes the output kept:
+      # made by a compile that started after it arrived, or checked and
+      # still current; and a failed one (never trusted, so compiled again at
+      # the next request) also by every request that arrived while it ran,
+      # so that many requests for a failing stylesheet share its compiles
+      # instead of each waiting for one of its own.
       def current?(arrived)
         return false if @output.nil?
         return true unless @recompile
+        return true if @output.started >= arrived || (@output.error && arrived <= @finished)
 
-        @output.started >= arrived || (@output.snapshot.settled? && @output.snapshot.current?)
+        @output.snapshot.settled? && @output.snapshot.current?
       end
 
       def same_error?(previous, error)
