@@ -35,12 +35,14 @@ module SassEmbeddedRubies
 
     # What the root runs last, in the copy, under its Ruby ($RUBY): pack the
     # +platform+ gem, install it offline with PATH holding only ruby and gem
-    # and use it, then run the whole suite.
+    # and use it, then run the whole suite, against the build the gem
+    # carries (on glibc linked as native:gem links it: one build, not two).
     def gem_and_suite(platform)
       <<~SH
         "$RUBY" -S rake native:gem
         gem=$(ls pkg/sass-embedded-*-#{platform}.gem)
         "$RUBY" test/install/platform_gem.rb "$gem"
+        export SASS_EMBEDDED_GLIBC=#{SassEmbeddedBuild::Glibc::FLOOR}
         exec "$RUBY" -S rake test:ruby
       SH
     end
