@@ -88,6 +88,11 @@ module Sass
       # second instead, as HTTP dates go, it would equal the one a client of
       # the older result holds, which would then get a 304 for it.
       def dated(output)
+        # A file dated in the future (a clock ahead, `touch -d`) dates the
+        # output when it was made: a time that moved with every response
+        # would answer 200 to a client's If-Modified-Since once a second.
+        now = Time.now
+        output.last_modified = now if output.last_modified && output.last_modified > now
         latest = @latest_modified
         if latest.nil? || output.last_modified.nil?
           nil
