@@ -35,16 +35,17 @@ module SassEmbeddedBuild
       path
     end
 
-    # The zig executable, unpacked once from the wheel under +work+
-    # (+work+/zig-VERSION/zig, beside its lib/).
-    def executable(work)
+    # The zig executable, unpacked once under +work+ (+work+/zig-VERSION/zig,
+    # beside its lib/) from the wheel kept in +wheels+.
+    def executable(work, wheels: work)
       directory = File.join(work, "zig-#{VERSION}")
       zig = File.join(directory, 'zig')
       return zig if File.executable?(zig)
 
       unpacking = "#{directory}.new"
       FileUtils.rm_rf(unpacking)
-      system('python3', '-m', 'zipfile', '-e', wheel(work), unpacking, exception: true)
+      FileUtils.mkdir_p(work)
+      system('python3', '-m', 'zipfile', '-e', wheel(wheels), unpacking, exception: true)
       File.chmod(0o755, File.join(unpacking, 'ziglang', 'zig'))
       FileUtils.rm_rf(directory)
       File.rename(File.join(unpacking, 'ziglang'), directory)

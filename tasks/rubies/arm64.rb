@@ -6,8 +6,9 @@ module SassEmbeddedRubies
   # the suite's own Ruby 3.3, cargo and rustc; its aarch64-linux platform gem
   # packed there and installed without a toolchain or network; then the Ruby
   # suite, emulated. The extension is linked against glibc 2.17 by zig (`rake
-  # native:compile`), whose x86-64 binary the copy keeps in its tmp/zig: the
-  # kernel runs it natively inside the emulated root.
+  # native:compile`), whose x86-64 binary the copy keeps in its tmp/zig
+  # (unpacked from the checkout's wheel): the kernel runs it natively inside
+  # the emulated root.
   #
   # The root works in a copy of the checkout kept beside it (rsync'd before
   # each run, the machine's builds and compiler left out), so that its
@@ -36,10 +37,7 @@ module SassEmbeddedRubies
       Emulation.prepare
       archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
       copy = CheckoutCopy.mirror(ARM64, checkout, archive, compiler_cache)
-      zig = File.join(copy, 'tmp', 'zig')
-      FileUtils.mkdir_p(zig)
-      FileUtils.cp(SassEmbeddedBuild::Zig.wheel(File.join(checkout, 'tmp', 'zig')), zig)
-      SassEmbeddedBuild::Zig.executable(zig)
+      SassEmbeddedBuild::Zig.executable(File.join(copy, 'tmp', 'zig'), wheels: File.join(checkout, 'tmp', 'zig'))
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
