@@ -28,6 +28,8 @@ module SassEmbeddedPlatforms
       Platform.new(name: 'targets', task: 'check:targets', roots: [SassEmbeddedRubies::TARGETS_ROOT], limit: 1800),
       Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400),
       Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600),
+      # Cold, gcc and rustc build the musl Ruby and the extension under qemu.
+      Platform.new(name: 'musl_arm64', task: 'test:musl_arm64', roots: [SassEmbeddedRubies::MUSL_ARM64], limit: 10_800),
       Platform.new(name: 'old_glibc', task: 'test:old_glibc', roots: SassEmbeddedRubies::OldGlibc.roots, limit: 3600),
       Platform.new(name: 'darwin', task: 'native:darwin', roots: [SassEmbeddedRubies::DARWIN], limit: 5400),
       Platform.new(name: 'windows', task: 'test:windows_core',

@@ -3,29 +3,52 @@
 require 'open3'
 
 module SassEmbeddedRubies
-  # rake test:musl: x86_64-linux-musl proven natively with a musl Ruby, in a
-  # Debian sid root (the machine itself never gets musl's loader: the gem
-  # would take the machine's glibc Ruby for musl). There, once and cached
-  # (tasks/rubies/musl/toolchain.sh): a Ruby 3.3 built with musl-gcc from
-  # Debian's upstream tarball, and a stand-in for musl's missing libgcc_s.
-  # Then, in a copy of the checkout (CheckoutCopy), under that Ruby: the
-  # extension built through extconf.rb's own musl path (what `gem install`
-  # runs; sid's rustc builds std for the musl target from rust-src), the
-  # x86_64-linux-musl platform gem packed and installed offline with only
-  # `ruby` and `gem` on PATH, and the whole Ruby suite with the musl
-  # compiler package. The gem is copied into the checkout's pkg/.
+  # rake test:musl and test:musl_arm64: x86_64-linux-musl and
+  # aarch64-linux-musl proven with a musl Ruby, in a Debian sid root (the
+  # machine itself never gets musl's loader: the gem would take the
+  # machine's glibc Ruby for musl); the arm64 one is an arm64 root entered
+  # through user-mode emulation (Emulation), as test:arm64's. There, once and
+  # cached (tasks/rubies/musl/toolchain.sh, one recipe for both CPUs): a
+  # Ruby 3.3 built with musl-gcc from Debian's upstream tarball, and a
+  # stand-in for musl's missing libgcc_s. Then, in a copy of the checkout
+  # (CheckoutCopy), under that Ruby: the extension built through
+  # extconf.rb's own musl path (what `gem install` runs; sid's rustc builds
+  # std for the musl target from rust-src), the platform gem packed and
+  # installed offline with only `ruby` and `gem` on PATH, and the whole Ruby
+  # suite with the musl compiler package. The gem is copied into the
+  # checkout's pkg/.
+  #
+  # Decided for arm64: everything is built inside the emulated root with the
+  # x86-64 task's own recipe (no second copy of it, no cross toolchain whose
+  # traps would be arm64's alone), at the cost of running gcc and rustc under
+  # qemu once; the toolchain and cargo's target directory are then cached.
+  MUSL_PACKAGES = %w[ruby3.3 rustc cargo rust-src musl musl-dev musl-tools dpkg-dev xz-utils].freeze
   MUSL = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'musl', deb_src: %w[sid],
-                  packages: %w[ruby3.3 rustc cargo rust-src musl musl-dev musl-tools dpkg-dev xz-utils] + RACK3,
-                  label: '3.3 built for musl (sid root)')
+                  packages: MUSL_PACKAGES + RACK3, label: '3.3 built for musl (sid root)')
+  MUSL_ARM64 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], architecture: 'arm64', purpose: 'musl',
+                        deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3,
+                        label: '3.3 built for musl on arm64 (sid root, emulated)')
 
-  # The steps of rake test:musl around the run in the root.
+  # The steps of rake test:musl and test:musl_arm64 around the run in the root.
   module Musl
-    COMPILER = 'sass-embedded-linux-musl-x64'
-    TARGET = 'x86_64-unknown-linux-musl'
+    # One musl platform: its task, root, gem platform, compiler package,
+    # Rust target and the ELF machine (e_machine and name) and loader its
+    # binaries must have.
+    Target = Struct.new(:task, :ruby, :platform, :compiler, :rust, :machine, :cpu, :loader, :emulated,
+                        keyword_init: true) do
+      def arch = rust.split('-').first
+    end
+
+    X86_64 = Target.new(task: 'test:musl', ruby: MUSL, platform: 'x86_64-linux-musl',
+                        compiler: 'sass-embedded-linux-musl-x64', rust: 'x86_64-unknown-linux-musl',
+                        machine: 62, cpu: 'x86-64', loader: 'ld-musl-x86_64', emulated: false)
+    AARCH64 = Target.new(task: 'test:musl_arm64', ruby: MUSL_ARM64, platform: 'aarch64-linux-musl',
+                         compiler: 'sass-embedded-linux-musl-arm64', rust: 'aarch64-unknown-linux-musl',
+                         machine: Arm64::AARCH64, cpu: 'aarch64', loader: 'ld-musl-aarch64', emulated: true)
+    TARGETS = [X86_64, AARCH64].freeze
+
     # Where the root keeps the musl Ruby and the unwinder (toolchain.sh).
     PREFIX = '/opt/sass-embedded-musl'
-    # ELF e_machine of x86-64.
-    X86_64 = 62
     # OpenSSL for the musl Ruby's openssl extension (RubyGems needs it to
     # build or install a gem): upstream's 3.5 LTS tarball, which Debian's
     # mirror keeps as the orig tarball, checked against upstream's SHA-256.
@@ -35,19 +58,26 @@ module SassEmbeddedRubies
     module_function
 
     # +compiler_cache+: the directory of verified compiler packages.
-    def call(checkout, compiler_cache)
-      SassEmbeddedRubies.prepare([MUSL])
-      archive = SassEmbeddedBuild::CompilerPackage.cached_copy(COMPILER, Sass::Embedded::VERSION, compiler_cache)
-      copy = CheckoutCopy.mirror(MUSL, checkout, archive, compiler_cache)
+    def call(target, checkout, compiler_cache)
+      ruby = target.ruby
+      SassEmbeddedRubies.prepare([ruby])
+      Emulation.prepare if target.emulated
+      archive = SassEmbeddedBuild::CompilerPackage.cached_copy(target.compiler, Sass::Embedded::VERSION,
+                                                               compiler_cache)
+      copy = CheckoutCopy.mirror(ruby, checkout, archive, compiler_cache)
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
                       'SASS_MUSL_OPENSSL' => openssl_tarball(copy),
-                      'SASS_EMBEDDED_RUBY_MINORS' => MUSL.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
-      puts "\n== test:musl: Ruby #{MUSL.name}, in #{copy}"
-      run = SassEmbeddedRubies.run(MUSL, script, environment, limit: ENV.fetch('SASS_MUSL_TIMEOUT', '3600'),
-                                                              checkout: copy)
+                      'SASS_EMBEDDED_RUBY_MINORS' => ruby.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
+      limit = ENV.fetch('SASS_MUSL_TIMEOUT', target.emulated ? '10800' : '3600')
+      if target.emulated
+        environment.merge!('SASS_TEST_TIME_SCALE' => Arm64::TIME_SCALE,
+                           'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'))
+      end
+      puts "\n== #{target.task}: Ruby #{ruby.name}, in #{copy}"
+      run = SassEmbeddedRubies.run(ruby, script(target), environment, limit:, checkout: copy)
       built = run.output[%r{^built (/\S+\.gem) }, 1]
-      check_gem(CheckoutCopy.keep(built, checkout)) if run.success? || built
-      Suite.summarize([[MUSL, run]], 'test:musl')
+      check_gem(target, CheckoutCopy.keep(built, checkout)) if run.success? || built
+      Suite.summarize([[ruby, run]], target.task)
     end
 
     # OpenSSL's tarball in +copy+'s tmp/ (kept there), fetched from the
@@ -62,9 +92,11 @@ module SassEmbeddedRubies
     # extconf.rb), its offline install, and the suite. Cargo builds for the
     # musl target with std from rust-src, linked by musl-gcc, bindgen reading
     # musl's headers; extconf.rb adds -crt-static to these RUSTFLAGS itself.
-    def script
+    def script(target)
+      rust = target.rust
       <<~SH.tr("\n", ';')
         set -e
+        echo "uname -m in the root: $(uname -m)"
         sh tasks/rubies/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL"
         export PATH=#{PREFIX}/ruby/bin:$PATH RUBY=#{PREFIX}/ruby/bin/ruby
         export GEM_PATH=$("$RUBY" -e 'print Gem.default_dir'):/usr/share/rubygems-integration/all
@@ -72,48 +104,54 @@ module SassEmbeddedRubies
         "$RUBY" -e 'puts "Gem::Platform.local: \#{Gem::Platform.local}"'
         llvm=$(ls -d /usr/lib/llvm-[0-9]* | sort -V | tail -1)
         export LIBCLANG_PATH=$llvm/lib
-        export BINDGEN_EXTRA_CLANG_ARGS_#{TARGET.tr('-', '_')}="-isystem /usr/include/x86_64-linux-musl -isystem $(ls -d $llvm/lib/clang/*/include | tail -1)"
-        export RUSTC_BOOTSTRAP=1 CARGO_BUILD_TARGET=#{TARGET} CARGO_UNSTABLE_BUILD_STD="std panic_unwind"
-        export CARGO_TARGET_#{TARGET.upcase.tr('-', '_')}_LINKER=musl-gcc
+        export BINDGEN_EXTRA_CLANG_ARGS_#{rust.tr('-', '_')}="-isystem /usr/include/#{target.arch}-linux-musl -isystem $(ls -d $llvm/lib/clang/*/include | tail -1)"
+        export RUSTC_BOOTSTRAP=1 CARGO_BUILD_TARGET=#{rust} CARGO_UNSTABLE_BUILD_STD="std panic_unwind"
+        export CARGO_TARGET_#{rust.upcase.tr('-', '_')}_LINKER=musl-gcc
         export RUSTFLAGS="-L native=#{PREFIX}/unwind"
         rustc --version
-        #{CheckoutCopy.gem_and_suite('x86_64-linux-musl').chomp}
+        #{CheckoutCopy.gem_and_suite(target.platform).chomp}
       SH
     end
 
-    # The gem left in pkg/ must carry musl binaries: an x86-64 extension that
-    # needs musl's C library and no glibc symbol version, and the musl
-    # compiler package (its Dart runtime asks for musl's loader).
-    def check_gem(gem)
-      CheckoutCopy.unpacked(gem, 'test:musl') do |tmp|
+    # The gem left in pkg/ must carry musl binaries: an extension of the
+    # target's CPU that needs musl's C library and no glibc symbol version,
+    # and the musl compiler package (its Dart runtime asks for musl's loader).
+    def check_gem(target, gem)
+      CheckoutCopy.unpacked(gem, target.task) do |tmp|
         extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
-        raise "test:musl: #{gem} carries no extension" if extensions.empty?
+        raise "#{target.task}: #{gem} carries no extension" if extensions.empty?
 
-        extensions.each { |extension| check_extension(gem, tmp, extension) }
+        extensions.each { |extension| check_extension(target, gem, tmp, extension) }
         dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')
+        check_machine(target, gem, 'the compiler', dart)
         interpreter = SassEmbeddedBuild::ElfInterpreter.of(dart)
-        unless interpreter&.include?('ld-musl-x86_64')
-          raise "test:musl: the compiler in #{gem} asks for #{interpreter.inspect}, not musl's loader"
+        unless interpreter&.include?(target.loader)
+          raise "#{target.task}: the compiler in #{gem} asks for #{interpreter.inspect}, not musl's loader"
         end
 
-        puts "#{gem}: the compiler's Dart runtime runs under #{interpreter}"
+        puts "#{gem}: the compiler's Dart runtime is an #{target.cpu} ELF running under #{interpreter}"
       end
     end
 
-    def check_extension(gem, tmp, extension)
-      name = extension.delete_prefix("#{tmp}/")
-      machine = File.binread(extension, 20).unpack('a4@18v')
-      raise "test:musl: #{name} in #{gem} is not an x86-64 ELF binary" unless machine == ["\x7FELF".b, X86_64]
+    def check_machine(target, gem, name, binary)
+      machine = File.binread(binary, 20).unpack('a4@18v')
+      return if machine == ["\x7FELF".b, target.machine]
 
+      raise "#{target.task}: #{name} in #{gem} is not an #{target.cpu} ELF binary"
+    end
+
+    def check_extension(target, gem, tmp, extension)
+      name = extension.delete_prefix("#{tmp}/")
+      check_machine(target, gem, name, extension)
       dynamic, = Open3.capture2('readelf', '--dynamic', '--wide', extension)
       versions, = Open3.capture2('readelf', '--version-info', '--wide', extension)
       needed = dynamic.scan(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/).flatten
       unless needed.include?('libc.so') && needed.none? { |library| library.start_with?('libc.so.') }
-        raise "test:musl: #{name} needs #{needed.inspect}, not musl's libc.so"
+        raise "#{target.task}: #{name} needs #{needed.inspect}, not musl's libc.so"
       end
-      raise "test:musl: #{name} asks for glibc symbol versions" if versions.include?('GLIBC_')
+      raise "#{target.task}: #{name} asks for glibc symbol versions" if versions.include?('GLIBC_')
 
-      puts "#{gem}: #{name} is an x86-64 ELF needing #{needed.join(', ')}, with no glibc symbol version"
+      puts "#{gem}: #{name} is an #{target.cpu} ELF needing #{needed.join(', ')}, with no glibc symbol version"
     end
   end
 end

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Run inside the musl root (rake test:musl): makes, once, what building and
-# testing for x86_64-linux-musl needs there, each part under $PREFIX and
+# Run inside a musl root (rake test:musl, test:musl_arm64): makes, once, what
+# building and testing for the root's CPU's musl gem needs there, each part under $PREFIX and
 # remade only when this script changes (its checksum is the stamp):
 #
 # - a musl Ruby (Debian's ruby3.3 upstream tarball, built with musl-gcc
@@ -69,14 +69,15 @@ libyaml() {
 # OpenSSL, static, for Ruby's openssl extension: RubyGems needs it to build
 # or install any gem. musl-gcc sees musl's headers alone; the kernel's
 # (linux/, asm/, from Debian's linux-libc-dev) are added on their own.
+# OpenSSL names its Linux targets by the CPU (linux-x86_64, linux-aarch64).
 openssl() {
   headers="$PREFIX/kernel-headers"
   mkdir -p "$headers"
   ln -sfn /usr/include/linux "$headers/linux"
-  ln -sfn /usr/include/x86_64-linux-gnu/asm "$headers/asm"
+  ln -sfn "/usr/include/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/asm" "$headers/asm"
   ln -sfn /usr/include/asm-generic "$headers/asm-generic"
   cd "$PREFIX"/src/openssl-*/
-  ./Configure linux-x86_64 no-shared no-tests no-docs no-afalgeng no-module CC=musl-gcc -fPIC \
+  ./Configure "linux-$(uname -m)" no-shared no-tests no-docs no-afalgeng no-module CC=musl-gcc -fPIC \
     -isystem "$headers" --prefix="$PREFIX/deps" --libdir=lib > build.log 2>&1 || { tail -30 build.log; exit 1; }
   make -j"$jobs" build_libs >> build.log 2>&1 || { tail -40 build.log; exit 1; }
   make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
