@@ -176,6 +176,26 @@ module SassEmbeddedBuild
     end
   end
 
+  # What makes two builds of one commit give the same bytes.
+  module Reproducible
+    module_function
+
+    # RUSTFLAGS (the caller's, then these) that keep build paths out of a
+    # platform gem's binary: the checkout's (cargo's target directory is in
+    # it: build scripts' OUT_DIR lands in panic locations) and cargo's home
+    # (the crates' sources), so a build of one commit elsewhere gives the
+    # same bytes. RUSTFLAGS is split at spaces: a path holding one is left
+    # as it is, with a warning.
+    def path_free_rustflags(checkout, cargo_home: ENV.fetch('CARGO_HOME', File.join(Dir.home, '.cargo')))
+      remaps = { checkout => '.', cargo_home => 'cargo' }.filter_map do |path, name|
+        next "--remap-path-prefix=#{path}=#{name}" unless path.match?(/\s/)
+
+        warn "#{path} holds a space: it stays in the extension's binary (RUSTFLAGS cannot carry it)"
+      end
+      [ENV.fetch('RUSTFLAGS', nil), *remaps].compact.reject(&:empty?).join(' ')
+    end
+  end
+
   # The glibc a Linux platform gem needs: its extensions are linked against
   # an old glibc's symbol versions (FLOOR) by zig, whatever glibc the
   # machine has (tasks/glibc/zig-cc), and checked from their binaries.

@@ -33,9 +33,10 @@ end
 cargo_home = ENV.fetch('CARGO_HOME', File.join(Dir.home, '.cargo'))
 rustup_home = ENV.fetch('RUSTUP_HOME', File.join(Dir.home, '.rustup'))
 
-# Variables the run may use (the suite's and the benchmark's knobs); nothing
+# Variables the run may use (the suite's and the benchmark's knobs, a
+# release's SOURCE_DATE_EPOCH); nothing
 # else of this process's environment (RUBYOPT, GEM_*, ...) reaches the root.
-knobs = /\A(SASS_|STRESS_|BENCH_|TESTOPTS\z|TEST\z|CI\z|TERM\z|CARGO_BUILD_JOBS\z)/
+knobs = /\A(SASS_|STRESS_|BENCH_|TESTOPTS\z|TEST\z|CI\z|TERM\z|CARGO_BUILD_JOBS\z|SOURCE_DATE_EPOCH\z)/
 passed = ENV.select { |name, _| name.match?(knobs) }
 system_path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # A root with its own toolchain gets a CARGO_HOME of its own too (cargo

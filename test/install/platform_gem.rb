@@ -3,6 +3,10 @@
 # Run by `rake test:native_gem` with the path of a freshly built platform gem:
 # installs it into an empty GEM_HOME the way a user without any build tools
 # would, then runs check_installed_gem.rb against it from another directory.
+# With `--source DIR PLATFORM` (rake release:install), installs
+# `sass-embedded` from the gem source DIR (a `gem generate_index` directory,
+# as file://) the way users install, by name, and checks that RubyGems picked
+# the PLATFORM gem.
 #
 # - PATH holds only `ruby` and `gem`, plus tripwires named cargo, rustc, clang,
 #   npm, make, tar and the like that record any call: the install and the
@@ -38,10 +42,25 @@ def offline_prefix
   [[unshare, '-n'], [unshare, '-rn']].find { |prefix| system(*prefix, 'true', err: File::NULL) } || []
 end
 
-gem_file = File.expand_path(ARGV.fetch(0) { abort "usage: #{$PROGRAM_NAME} sass-embedded-VERSION-PLATFORM.gem" })
-check(File.file?(gem_file), "#{gem_file} does not exist")
-platform = File.basename(gem_file, '.gem')[/\Asass-embedded-\d+(?:\.\d+)*-(.+)\z/, 1]
-check(platform, "#{gem_file} is not a platform gem's file name")
+USAGE = "usage: #{$PROGRAM_NAME} sass-embedded-VERSION-PLATFORM.gem | --source DIR PLATFORM".freeze
+if ARGV.first == '--source'
+  _, source, platform = ARGV
+  abort USAGE unless source && platform
+  source = File.expand_path(source)
+  check(File.file?(File.join(source, 'specs.4.8.gz')), "#{source} is not a gem source (no specs.4.8.gz)")
+  require_relative '../../lib/sass/embedded/version'
+  full_name = "sass-embedded-#{Sass::Embedded::VERSION}-#{platform}"
+  what = "sass-embedded from file://#{source}/"
+  install = ['install', '--no-document', '--clear-sources', '--source', "file://#{source}/", 'sass-embedded']
+else
+  gem_file = File.expand_path(ARGV.fetch(0) { abort USAGE })
+  check(File.file?(gem_file), "#{gem_file} does not exist")
+  full_name = File.basename(gem_file, '.gem')
+  platform = full_name[/\Asass-embedded-\d+(?:\.\d+)*-(.+)\z/, 1]
+  check(platform, "#{gem_file} is not a platform gem's file name")
+  what = gem_file
+  install = ['install', '--local', '--no-document', gem_file]
+end
 
 WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
 
@@ -90,9 +109,8 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   end
 
   started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-  installed = system(env, *offline, *(WINDOWS ? gem_command : ['gem']), 'install', '--local', '--no-document',
-                     gem_file, chdir: elsewhere)
-  check(installed, "gem install #{gem_file} failed#{", calling:\n#{File.read(tripped)}" if File.file?(tripped)}")
+  installed = system(env, *offline, *(WINDOWS ? gem_command : ['gem']), *install, chdir: elsewhere)
+  check(installed, "gem install #{what} failed#{", calling:\n#{File.read(tripped)}" if File.file?(tripped)}")
   seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
 
   calls = File.file?(tripped) ? File.read(tripped) : ''
@@ -100,8 +118,8 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   built = Dir.glob(File.join(home, '**', 'gem_make.out')) + Dir.glob(File.join(home, 'extensions', '*'))
   check(built.empty?, "something ran extconf: #{built.join(', ')}")
   specs = Dir.glob(File.join(home, 'specifications', 'sass-embedded-*.gemspec'))
-  check(specs.map { |path| File.basename(path, '.gemspec') } == [File.basename(gem_file, '.gem')],
-        "installed specifications: #{specs.inspect}")
+  check(specs.map { |path| File.basename(path, '.gemspec') } == [full_name],
+        "installed specifications: #{specs.map { |path| File.basename(path) }.inspect}, not #{full_name}")
 
   check_env = env.merge('SASS_EMBEDDED_EXPECT_PLATFORM' => platform)
   check(system(check_env, *offline, RbConfig.ruby, File.expand_path('check_installed_gem.rb', __dir__),
@@ -110,7 +128,9 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   calls = File.file?(tripped) ? File.read(tripped) : ''
   check(calls.empty?, "using the gem called build or network tools:\n#{calls}")
 
+  gem_file ||= File.join(home, 'cache', "#{full_name}.gem")
   size = File.size(gem_file) / 1024.0 / 1024
-  puts format('platform gem %<name>s (%<size>.1f MiB) installed in %<seconds>.1f s with PATH=ruby+gem, offline, ' \
-              'no extconf', name: File.basename(gem_file), size:, seconds:)
+  puts format('platform gem %<name>s (%<size>.1f MiB) installed%<from>s in %<seconds>.1f s with PATH=ruby+gem, ' \
+              'offline, no extconf', name: File.basename(gem_file), size:, seconds:,
+                                     from: source ? " by name from file://#{source}/" : '')
 end

@@ -1,0 +1,334 @@
+# frozen_string_literal: true
+
+require 'digest'
+require 'fileutils'
+require 'open3'
+require 'shellwords'
+require 'stringio'
+require 'zlib'
+require 'rubygems/package'
+
+# `rake release:build` and `rake release:install`: a release is every gem of
+# one version, built from a clean checkout into pkg/release/gems/, with
+# pkg/release/SHA256SUMS and a gem source index over them (`gem
+# generate_index`), so that RubyGems and Bundler pick among them exactly as
+# they pick from rubygems.org.
+#
+# Every gem is built by the task that builds and checks it today, in the
+# roots and caches those tasks keep (tasks/rubies/): the source gem here;
+# x86_64-linux from the Ruby 3.3 and 3.4 roots of test:rubies (linked
+# against glibc 2.17 by `rake native:compile`); the others by their own
+# platform task, each run as `rake <task>` under a time limit. Timestamps come
+# from the commit (SOURCE_DATE_EPOCH) and build paths are kept out of the
+# binaries (compile_extension's --remap-path-prefix), so two builds of one
+# commit give the same bytes.
+module SassEmbeddedRelease
+  DIR = File.join('pkg', 'release')
+  # The Ruby minors the x86_64-linux gem carries: a gem claims one contiguous
+  # range (docs/platform-gems.md), and Debian has no Ruby 3.2, so 3.1 (the
+  # machine's) and 3.3 cannot be carried together; 3.3 and 3.4 are the
+  # newer pair, and Ruby 3.1 (end of life) gets the source gem.
+  LINUX_MINORS = %w[3.3 3.4].freeze
+
+  # One gem of a release: its platform and how it is made (:source, :linux,
+  # or the rake task that leaves it in pkg/).
+  Gem = Struct.new(:platform, :made_by, :limit, keyword_init: true)
+
+  GEMS = [
+    Gem.new(platform: 'ruby', made_by: :source),
+    Gem.new(platform: 'x86_64-linux', made_by: :linux),
+    Gem.new(platform: 'x86_64-linux-musl', made_by: 'test:musl', limit: 3600),
+    Gem.new(platform: 'arm64-darwin', made_by: 'native:darwin', limit: 5400),
+    Gem.new(platform: 'x86_64-darwin', made_by: 'native:darwin', limit: 5400),
+    Gem.new(platform: 'x64-mingw-ucrt', made_by: 'test:windows', limit: 7200),
+    Gem.new(platform: 'aarch64-linux', made_by: 'test:arm64', limit: 5400),
+    Gem.new(platform: 'aarch64-linux-musl', made_by: 'test:musl_arm64', limit: 10_800)
+  ].freeze
+
+  module_function
+
+  def dir(checkout) = File.join(checkout, DIR)
+  def gems_dir(checkout) = File.join(dir(checkout), 'gems')
+  def file_name(platform) = "sass-embedded-#{Sass::Embedded::VERSION}#{"-#{platform}" unless platform == 'ruby'}.gem"
+
+  # SASS_RELEASE_PLATFORMS=ruby,x86_64-linux builds some of the gems.
+  def selected
+    wanted = ENV.fetch('SASS_RELEASE_PLATFORMS', '').split(/[\s,]+/).reject(&:empty?)
+    return GEMS if wanted.empty?
+
+    unknown = wanted - GEMS.map(&:platform)
+    abort "SASS_RELEASE_PLATFORMS: unknown #{unknown.join(', ')} (known: #{GEMS.map(&:platform).join(', ')})" \
+      unless unknown.empty?
+    GEMS.select { |gem| wanted.include?(gem.platform) }
+  end
+
+  # The commit's time, for every timestamp a build writes; the checkout must
+  # be clean (a release is a commit's), unless SASS_RELEASE_DIRTY=1 (then
+  # nothing says which sources it holds).
+  def source_date_epoch(checkout)
+    status, = Open3.capture2('git', '-C', checkout, 'status', '--porcelain', '--untracked-files=normal')
+    unless status.empty? || ENV['SASS_RELEASE_DIRTY'] == '1'
+      abort "release:build: #{checkout} has changes (git status):\n#{status}a release is built from a clean " \
+            'checkout (SASS_RELEASE_DIRTY=1 builds anyway)'
+    end
+    epoch, = Open3.capture2('git', '-C', checkout, 'log', '-1', '--format=%ct')
+    Integer(epoch.strip)
+  end
+
+  def commit(checkout) = Open3.capture2('git', '-C', checkout, 'rev-parse', '--short', 'HEAD').first.strip
+
+  def build(checkout)
+    epoch = source_date_epoch(checkout)
+    ENV['SOURCE_DATE_EPOCH'] = epoch.to_s
+    FileUtils.rm_rf(dir(checkout))
+    FileUtils.mkdir_p(gems_dir(checkout))
+    puts "release:build: sass-embedded #{Sass::Embedded::VERSION} at #{commit(checkout)}, " \
+         "SOURCE_DATE_EPOCH=#{epoch} (#{Time.at(epoch).utc})"
+    results = {}
+    selected.group_by(&:made_by).each do |made_by, gems|
+      started = SassEmbeddedRubies.clock
+      error = begin
+        Make.call(made_by, gems, checkout)
+        nil
+      rescue StandardError => e
+        e.message.lines.first.strip
+      end
+      seconds = SassEmbeddedRubies.clock - started
+      gems.each { |gem| results[gem.platform] = [error, seconds] }
+    end
+    Index.write(checkout)
+    Index.summarize(checkout, results)
+  end
+
+  # The steps that make a release's gems.
+  module Make
+    module_function
+
+    # Makes +gems+ (all made by +made_by+) into the release's gems/, raising
+    # if the step failed; a gem missing afterwards is reported by summarize.
+    def call(made_by, gems, checkout)
+      how = made_by.is_a?(Symbol) ? made_by : "rake #{made_by}"
+      puts "\n==== release:build: #{gems.map(&:platform).join(', ')} (#{how})"
+      case made_by
+      when :source then source_gem(checkout)
+      when :linux then linux_gem(checkout)
+      else platform_task(made_by, gems, checkout)
+      end
+    end
+
+    def source_gem(checkout)
+      Dir.chdir(checkout) do
+        spec = ::Gem::Specification.load(File.join(checkout, 'sass-embedded.gemspec'))
+        FileUtils.mv(::Gem::Package.build(spec), SassEmbeddedRelease.gems_dir(checkout))
+      end
+    end
+
+    # The x86_64-linux gem: each minor's extension built in its root by `rake
+    # native:compile` (zig, glibc 2.17), packed here with the glibc check.
+    def linux_gem(checkout)
+      SassEmbeddedBuild::Zig.executable(File.join(checkout, 'tmp', 'zig'))
+      rubies = LINUX_MINORS.map { |minor| SassEmbeddedRubies::RUBIES.find { |ruby| ruby.minor == minor } }
+      SassEmbeddedRubies.prepare(rubies)
+      rubies.each do |ruby|
+        run = SassEmbeddedRubies.run(ruby, '"$RUBY" -v && "$RUBY" -S rake native:compile')
+        raise "the Ruby #{ruby.minor} extension's build failed (#{run.status_label})" unless run.success?
+      end
+      platform_gem = SassEmbeddedBuild::PlatformGem
+      glibc = SassEmbeddedBuild::Glibc.check(platform_gem.extensions(checkout).values_at(*LINUX_MINORS))
+      gem = platform_gem.build(checkout, SassEmbeddedRelease.gems_dir(checkout), minors: LINUX_MINORS)
+      puts "built #{gem}: Ruby #{LINUX_MINORS.join(', ')}, its extensions need glibc >= #{glibc}"
+    end
+
+    # A platform task, run as rake runs it, leaves its gems in pkg/; gems left
+    # there by an earlier run are removed first, so only this run's count.
+    def platform_task(task, gems, checkout)
+      kept = gems.map { |gem| File.join(checkout, 'pkg', SassEmbeddedRelease.file_name(gem.platform)) }
+      FileUtils.rm_f(kept)
+      limit = gems.map(&:limit).max
+      status, = SassEmbeddedRubies.stream({}, ['timeout', '-k', '30', limit.to_s, RbConfig.ruby, '-S', 'rake', task])
+      kept.each { |path| FileUtils.cp(path, SassEmbeddedRelease.gems_dir(checkout)) if File.file?(path) }
+      raise "rake #{task} #{status.exitstatus == 124 ? "timed out after #{limit} s" : 'failed'}" unless status.success?
+    end
+  end
+
+  # What a release leaves beside its gems, and its summary.
+  module Index
+    module_function
+
+    # SHA256SUMS (for `sha256sum -c` in the release's directory) and the
+    # gem source index.
+    def write(checkout)
+      dir = SassEmbeddedRelease.dir(checkout)
+      gems = Dir.glob(File.join(dir, 'gems', '*.gem'))
+      sums = gems.map { |gem| "#{Digest::SHA256.file(gem).hexdigest}  gems/#{File.basename(gem)}\n" }
+      File.write(File.join(dir, 'SHA256SUMS'), sums.join)
+      return if gems.empty?
+
+      system(::Gem.ruby, '-S', 'gem', 'generate_index', '--directory', dir, '--quiet', exception: true)
+    end
+
+    # One line per gem; fails if any is missing.
+    def summarize(checkout, results)
+      puts "\n==== release:build summary (#{DIR})"
+      missing = results.filter_map do |platform, (error, seconds)|
+        path = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name(platform))
+        took = SassEmbeddedRubies.duration(seconds)
+        unless File.file?(path)
+          puts "#{platform.ljust(20)} MISSING: #{error || 'no gem left'}, #{took}"
+          next platform
+        end
+
+        size = format('%.1f MiB', File.size(path) / 1024.0 / 1024)
+        puts "#{platform.ljust(20)} #{File.basename(path)} #{size}, Ruby #{required_ruby(path)}, #{took}"
+      end
+      abort "release:build: #{missing.size} of #{results.size} gems missing: #{missing.join(', ')}" if missing.any?
+      puts "release:build: #{results.size} gems, SHA256SUMS and the index in #{DIR}"
+    end
+
+    # The Rubies a gem's specification claims.
+    def required_ruby(path) = ::Gem::Package.new(path).spec.required_ruby_version.to_s
+  end
+
+  # rake release:install: the release installed the way users install, by
+  # name from its index, offline.
+  module Install
+    module_function
+
+    def call(checkout, compiler_cache)
+      dir = SassEmbeddedRelease.dir(checkout)
+      index = File.join(dir, 'specs.4.8.gz')
+      abort "release:install: no release in #{DIR} (rake release:build)" unless File.file?(index)
+
+      builder = SassEmbeddedRubies::RUBIES.find { |ruby| ruby.minor == '3.3' }
+      SassEmbeddedRubies.prepare([builder])
+      results = steps(checkout, compiler_cache, builder).map do |name, step|
+        puts "\n==== release:install: #{name}"
+        started = SassEmbeddedRubies.clock
+        [name, step.call, SassEmbeddedRubies.clock - started]
+      end
+      puts "\n==== release:install summary (#{DIR})"
+      results.each do |name, ok, seconds|
+        puts "#{ok ? 'passed' : 'FAILED'}: #{name}, #{SassEmbeddedRubies.duration(seconds)}"
+      end
+      failed = results.count { |_, ok| !ok }
+      abort "release:install: #{failed} of #{results.size} failed" unless failed.zero?
+    end
+
+    def steps(checkout, compiler_cache, builder)
+      dir = SassEmbeddedRelease.dir(checkout)
+      in_root = ->(script) { SassEmbeddedRubies.run(builder, "set -e; #{script}").success? }
+      linux = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name('x86_64-linux'))
+      [
+        ['SHA256SUMS verifies', -> { system('sha256sum', '--check', '--strict', 'SHA256SUMS', chdir: dir) }],
+        (if File.file?(linux)
+           ["x86_64-linux by name under Ruby #{builder.minor} (#{builder.suite} root), PATH=ruby+gem",
+            -> { in_root.call("\"$RUBY\" test/install/platform_gem.rb --source #{DIR} x86_64-linux") }]
+         end),
+        ["the source gem by name under Ruby #{RUBY_VERSION} (this machine's), built by its extconf",
+         -> { source_gem(checkout, compiler_cache, linux) }],
+        ["what RubyGems' resolver picks for each platform, and Bundler, under Ruby #{builder.minor}",
+         -> { in_root.call("unshare -n \"$RUBY\" test/install/release_index.rb #{DIR}") }]
+      ].compact
+    end
+
+    # Under this machine's Ruby, which the x86_64-linux gem does not carry
+    # (LINUX_MINORS), `gem install sass-embedded` must take the source gem
+    # (forced with --platform ruby if it does carry it) and build it: cargo
+    # offline from its cache, the compiler from the verified package.
+    def source_gem(checkout, compiler_cache, linux)
+      carried = File.file?(linux) &&
+                ::Gem::Package.new(linux).spec.required_ruby_version.satisfied_by?(::Gem.ruby_version)
+      archive = SassEmbeddedBuild::CompilerPackage.cached_archive(
+        compiler_cache, "#{SassEmbeddedBuild::CompilerPackage.name}@#{Sass::Embedded::VERSION}"
+      )
+      Dir.mktmpdir('sass-embedded-release') do |tmp|
+        home = File.join(tmp, 'home')
+        env = { 'GEM_HOME' => home, 'GEM_PATH' => home, 'RUBYLIB' => nil, 'RUBYOPT' => nil,
+                'SASS_EMBEDDED_TARGET_DIR' => File.join(checkout, 'target', "ruby-#{RUBY_MINOR}"),
+                'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive, 'CARGO_NET_OFFLINE' => 'true' }
+        url = "file://#{SassEmbeddedRelease.dir(checkout)}/"
+        installed = system(env, 'gem', 'install', '--no-document', '--clear-sources', '--source', url,
+                           *(%w[--platform ruby] if carried), 'sass-embedded', chdir: tmp)
+        specs = Dir.glob(File.join(home, 'specifications', 'sass-embedded-*.gemspec')).map { File.basename(_1) }
+        picked = specs == ["sass-embedded-#{Sass::Embedded::VERSION}.gemspec"]
+        puts "installed: #{specs.join(', ')}#{' (forced with --platform ruby)' if carried}"
+        installed && picked &&
+          system(env, RbConfig.ruby, File.join(checkout, 'test', 'install', 'check_installed_gem.rb'), chdir: tmp)
+      end
+    end
+  end
+
+  # rake release:reproduce: two release:build runs of HEAD from two clean
+  # clones in directories of different names, then their gems compared byte
+  # for byte (and, for a pair that differs, which files in them differ).
+  module Reproduce
+    # The gems compared: the source gem and the Linux gem built from roots.
+    PLATFORMS = %w[ruby x86_64-linux].freeze
+
+    module_function
+
+    def call(checkout)
+      base = File.join(checkout, 'tmp', 'reproduce')
+      FileUtils.rm_rf(base)
+      clones = [File.join(base, 'one', 'sass-embedded'), File.join(base, 'two', 'another-name')]
+      clones.each { |clone| build(checkout, clone) }
+      different = PLATFORMS.reject { |platform| same?(clones, platform) }
+      abort "release:reproduce: #{different.join(', ')} differ between #{clones.join(' and ')}" unless different.empty?
+      puts "release:reproduce: #{PLATFORMS.join(' and ')} gems of #{SassEmbeddedRelease.commit(checkout)} are " \
+           "byte-identical from #{clones.join(' and ')}"
+    end
+
+    # A clean clone of HEAD at +clone+, given the checkout's verified
+    # downloads (the compiler packages and zig's wheel) so that it fetches
+    # nothing, and its release built there by its own rake.
+    def build(checkout, clone)
+      system('git', 'clone', '--quiet', '--no-hardlinks', checkout, clone, exception: true)
+      %w[compiler-packages zig].each do |kept|
+        FileUtils.mkdir_p(File.join(clone, 'tmp', kept))
+        Dir.glob(File.join(checkout, 'tmp', kept, '*.{tgz,whl}')).each do |file|
+          FileUtils.cp(file, File.join(clone, 'tmp', kept))
+        end
+      end
+      puts "\n==== release:reproduce: rake release:build in #{clone}"
+      environment = { 'SASS_RELEASE_PLATFORMS' => PLATFORMS.join(','), 'SASS_RELEASE_DIRTY' => nil }
+      build = "cd #{clone.shellescape} && exec #{RbConfig.ruby.shellescape} -S rake release:build"
+      status, = SassEmbeddedRubies.stream(environment, ['/bin/sh', '-c', build])
+      raise "release:reproduce: rake release:build failed in #{clone}" unless status.success?
+    end
+
+    def same?(clones, platform)
+      one, two = clones.map do |clone|
+        File.join(SassEmbeddedRelease.gems_dir(clone), SassEmbeddedRelease.file_name(platform))
+      end
+      return true.tap { puts "#{File.basename(one)}: identical" } if FileUtils.identical?(one, two)
+
+      puts "#{File.basename(one)}: DIFFERENT; the files that differ in it:"
+      contents = [one, two].map { |gem| files(gem) }
+      (contents[0].keys | contents[1].keys).each do |name|
+        puts "  #{name}" unless contents[0][name] == contents[1][name]
+      end
+      false
+    end
+
+    # Each entry of a gem (its data.tar.gz's files, metadata, checksums)
+    # with its digest and mode.
+    def files(gem)
+      entries = {}
+      File.open(gem, 'rb') do |io|
+        ::Gem::Package::TarReader.new(io).each do |entry|
+          content = entry.read.to_s
+          entries[entry.full_name] = [Digest::SHA256.hexdigest(content), entry.header.mode, entry.header.mtime]
+          next unless entry.full_name == 'data.tar.gz'
+
+          Zlib::GzipReader.wrap(StringIO.new(content)) do |gz|
+            ::Gem::Package::TarReader.new(gz).each do |file|
+              entries["data/#{file.full_name}"] = [Digest::SHA256.hexdigest(file.read.to_s), file.header.mode,
+                                                   file.header.mtime]
+            end
+          end
+        end
+      end
+      entries
+    end
+  end
+end

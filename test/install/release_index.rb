@@ -1,0 +1,113 @@
+# frozen_string_literal: true
+
+# Run by `rake release:install` under a Ruby that every platform gem of the
+# release claims, with the release's directory (a `gem generate_index`
+# source): checks what RubyGems and Bundler pick from it, by name, offline.
+#
+# 1. RubyGems' own resolver (Gem::RequestSet, what `gem install` runs), with
+#    Gem.platforms set as `gem install --platform` sets it, for a local
+#    platform of each gem platform (arm64-darwin-23, x86_64-darwin-22, ...):
+#    each must pick its platform's gem when the release has it, and the
+#    source gem when it has not (on musl, RubyGems' own fallback: expected).
+# 2. Bundler: a Gemfile whose only source is the release, `bundle lock
+#    --add-platform` for every gem platform (the lockfile must name each
+#    platform gem the release has), then `bundle install` from that lockfile
+#    into an empty path, and `bundle exec` compiling with the gem it picked
+#    for this machine.
+#
+# Exits non-zero with a message on the first failure.
+
+require 'fileutils'
+require 'open3'
+require 'rbconfig'
+require 'rubygems/request_set'
+require 'tmpdir'
+require_relative '../../lib/sass/embedded/version'
+
+def check(condition, message)
+  return if condition
+
+  warn "release index check failed: #{message}"
+  exit 1
+end
+
+source = File.expand_path(ARGV.fetch(0) { abort "usage: #{$PROGRAM_NAME} RELEASE_DIR" })
+check(File.file?(File.join(source, 'specs.4.8.gz')), "#{source} is not a gem source (no specs.4.8.gz)")
+url = "file://#{source}/"
+version = Sass::Embedded::VERSION
+released = Dir.glob(File.join(source, 'gems', "sass-embedded-#{version}*.gem")).map do |gem|
+  File.basename(gem, '.gem').delete_prefix("sass-embedded-#{version}").delete_prefix('-')
+end
+released = released.map { |platform| platform.empty? ? 'ruby' : platform }
+check(released.include?('ruby'), "the release has no source gem: #{released.inspect}")
+
+# A machine of each gem platform, as RubyGems names the local one there.
+LOCAL = {
+  'x86_64-linux' => 'x86_64-linux', 'aarch64-linux' => 'aarch64-linux',
+  'x86_64-linux-musl' => 'x86_64-linux-musl', 'aarch64-linux-musl' => 'aarch64-linux-musl',
+  'arm64-darwin' => 'arm64-darwin-23', 'x86_64-darwin' => 'x86_64-darwin-22', 'x64-mingw-ucrt' => 'x64-mingw-ucrt'
+}.freeze
+
+# What RubyGems must pick on a machine of +gem_platform+: its gem, else on
+# musl the glibc gem of that CPU (RubyGems lets a gem of no libc match musl
+# machines too, a fallback that fails to load there: a release carries both),
+# else the source gem.
+def expected(gem_platform, released)
+  return gem_platform if released.include?(gem_platform)
+
+  glibc = gem_platform.delete_suffix('-musl')
+  return glibc if glibc != gem_platform && released.include?(glibc)
+
+  'ruby'
+end
+
+# The platform of the gem RubyGems' resolver picks with Gem.platforms as set.
+def pick(version)
+  requests = Gem::RequestSet.new(Gem::Dependency.new('sass-embedded', version))
+  requests.resolve.map(&:spec).find { |spec| spec.name == 'sass-embedded' }&.platform.to_s
+end
+
+Gem.sources = Gem::SourceList.from([url])
+# This machine's pick, by the platforms RubyGems takes for it, which Bundler
+# must agree with below.
+native = pick(version)
+puts "RubyGems on this machine (#{Gem::Platform.local}): picks the #{native} gem"
+LOCAL.each do |gem_platform, local|
+  Gem.platforms = [Gem::Platform::RUBY, Gem::Platform.new(local)]
+  picked = pick(version)
+  want = expected(gem_platform, released)
+  check(picked == want, "RubyGems picked the #{picked.inspect} gem on #{local}, not the #{want} gem")
+  fallback = want != gem_platform && want != 'ruby'
+  note = ' (no musl gem in this release: a musl machine would get the glibc one)' if fallback
+  puts "RubyGems on #{local}: picks the #{want} gem#{note}"
+ensure
+  Gem.platforms = nil
+end
+
+Dir.mktmpdir('sass-embedded-bundler') do |tmp|
+  bundle = [RbConfig.ruby, Gem.bin_path('bundler', 'bundle')]
+  env = { 'BUNDLE_GEMFILE' => File.join(tmp, 'Gemfile'), 'BUNDLE_PATH' => File.join(tmp, 'bundle'),
+          'BUNDLE_USER_HOME' => File.join(tmp, 'home'), 'HOME' => tmp, 'RUBYOPT' => nil, 'RUBYLIB' => nil,
+          'GEM_HOME' => nil, 'GEM_PATH' => nil }
+  File.write(env['BUNDLE_GEMFILE'], "source #{url.inspect}\n\ngem 'sass-embedded'\n")
+  run = lambda do |*command|
+    out, status = Open3.capture2e(env, *command, chdir: tmp)
+    check(status.success?, "#{command.last(3).join(' ')} failed:\n#{out}")
+    out
+  end
+  run.call(*bundle, 'lock', '--add-platform', *released.reject { |platform| platform == 'ruby' })
+  lockfile = File.read(File.join(tmp, 'Gemfile.lock'))
+  released.each do |platform|
+    entry = platform == 'ruby' ? "sass-embedded (#{version})" : "sass-embedded (#{version}-#{platform})"
+    check(lockfile.include?(entry), "the lockfile lacks #{entry}:\n#{lockfile}")
+  end
+  puts "bundle lock --add-platform: the lockfile names #{released.size} gems"
+  run.call(*bundle, 'install')
+  expected = native == 'ruby' ? "sass-embedded-#{version}" : "sass-embedded-#{version}-#{native}"
+  used = run.call(*bundle, 'exec', RbConfig.ruby, '-e', <<~RUBY)
+    require 'sass-embedded'
+    print Gem.loaded_specs.fetch('sass-embedded').full_name, ' ', Sass.compile_string('a { b: 1 + 1 }').css.inspect
+  RUBY
+  check(used == "#{expected} \"a {\\n  b: 2;\\n}\"", "bundle exec used #{used.inspect}, not #{expected}")
+  puts "bundle install from that lockfile here: #{expected}, and it compiles"
+end
