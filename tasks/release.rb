@@ -227,8 +227,47 @@ module SassEmbeddedRelease
         ["the source gem by name under Ruby #{RUBY_VERSION} (this machine's), built by its extconf",
          -> { source_gem(checkout, compiler_cache, linux) }],
         ["what RubyGems' resolver picks for each platform, and Bundler, under Ruby #{builder.minor}",
-         -> { in_root.call("unshare -n \"$RUBY\" test/install/release_index.rb #{DIR}") }]
+         -> { in_root.call("unshare -n \"$RUBY\" test/install/release_index.rb #{DIR}") }],
+        *in_other_roots(checkout, compiler_cache)
       ].compact
+    end
+
+    # The platform gems installed by name in the roots their tasks made and
+    # keep (in the copy of the checkout each works in), for each gem the
+    # release has: [platform, root, compiler package, how the root's Ruby
+    # comes first on PATH].
+    def other_roots
+      musl = "export PATH=#{SassEmbeddedRubies::Musl::PREFIX}/ruby/bin:$PATH " \
+             "RUBY=#{SassEmbeddedRubies::Musl::PREFIX}/ruby/bin/ruby"
+      [['aarch64-linux', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER, ':'],
+       *SassEmbeddedRubies::Musl::TARGETS.map { |target| [target.platform, target.ruby, target.compiler, musl] }]
+    end
+
+    def in_other_roots(checkout, compiler_cache)
+      other_roots.filter_map do |platform, ruby, compiler, setup|
+        gem = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name(platform))
+        next unless File.file?(gem)
+
+        script = "#{setup}; \"$RUBY\" test/install/platform_gem.rb --source #{DIR} #{platform}"
+        ["#{platform} by name under #{ruby.label}",
+         -> { in_copy(checkout, compiler_cache, ruby, compiler, script) }]
+      end
+    end
+
+    # Runs +script+ in +ruby+'s root (made by the gem's platform task), in
+    # its copy of the checkout brought up to date with the release beside it.
+    def in_copy(checkout, compiler_cache, ruby, compiler, script)
+      unless SassEmbeddedRubies::Roots.current?(ruby)
+        puts "no current #{ruby.root_name} root: the gem's platform task makes it"
+        return false
+      end
+      SassEmbeddedRubies::Emulation.prepare if ruby.foreign?
+      archive = SassEmbeddedBuild::CompilerPackage.cached_copy(compiler, Sass::Embedded::VERSION, compiler_cache)
+      copy = SassEmbeddedRubies::CheckoutCopy.mirror(ruby, checkout, archive, compiler_cache)
+      FileUtils.mkdir_p(File.join(copy, 'pkg'))
+      system('rsync', '--recursive', '--checksum', '--delete', "#{SassEmbeddedRelease.dir(checkout)}/",
+             "#{File.join(copy, DIR)}/", exception: true)
+      SassEmbeddedRubies.run(ruby, "set -e; #{script}", checkout: copy).success?
     end
 
     # Under this machine's Ruby, which the x86_64-linux gem does not carry
