@@ -310,10 +310,11 @@ module SassEmbeddedRelease
       base = File.join(checkout, 'tmp', 'reproduce')
       FileUtils.rm_rf(base)
       clones = [File.join(base, 'one', 'sass-embedded'), File.join(base, 'two', 'another-name')]
+      commit = SassEmbeddedRelease.commit(checkout)
       clones.each { |clone| build(checkout, clone) }
       different = PLATFORMS.reject { |platform| same?(clones, platform) }
       abort "release:reproduce: #{different.join(', ')} differ between #{clones.join(' and ')}" unless different.empty?
-      puts "release:reproduce: #{PLATFORMS.join(' and ')} gems of #{SassEmbeddedRelease.commit(checkout)} are " \
+      puts "release:reproduce: #{PLATFORMS.join(' and ')} gems of #{commit} are " \
            "byte-identical from #{clones.join(' and ')}"
     end
 
