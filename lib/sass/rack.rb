@@ -61,7 +61,8 @@ module Sass
     #   outputs are let go (and compiled again if asked for again)
     # @param max_source_bytes [Integer] the largest stylesheet compiled
     #   (default 16 MiB); a larger one is answered as a compile error that
-    #   says so (logged), and nothing of it is read
+    #   says so (logged), and nothing of it is read; a compile that loaded a
+    #   larger file (read by the compiler) is not served either
     # @param options [Hash] {Sass.compile}'s options: +load_paths+, +style+,
     #   +functions+, +importers+, +logger+, the deprecation options, ...
     # @raise [ArgumentError, TypeError] for a root that is not a directory, a

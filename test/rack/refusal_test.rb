@@ -168,6 +168,36 @@ class RackRefusalTest < Minitest::Test
     assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, max_source_bytes: 0) }
   end
 
+  # A file a stylesheet loads above max_source_bytes: the compile's result
+  # is not served (an error naming the file, logged once; 500 in
+  # production; precompile raises it), and while the files stay as they are
+  # no request compiles again. Made small again, the stylesheet is served.
+  def test_a_loaded_file_above_the_size_bound_is_not_served_and_not_compiled_again
+    write_tree(@root, 'app.scss' => "@use 'big'; a { b: compiled(); }", '_big.scss' => "$x: #{'1' * 200};")
+    errors = StringIO.new
+    app = Sass::Rack.new(teapot, root: @root, functions: counting_function, max_source_bytes: 100)
+    settle
+    3.times do
+      status, headers, body = app.call(rack_env('/app.css').merge('rack.errors' => errors))
+      assert_equal [200, 'no-store'], [status, headers['cache-control']]
+      assert_includes body.join, '_big.scss (loaded by '
+      assert_includes body.join, 'above max_source_bytes (100): not served'
+    end
+    assert_equal 1, compiles
+    assert_equal 1, errors.string.scan(/_big\.scss \(loaded by .*app\.scss\) is 205 bytes/).size
+
+    production = Sass::Rack.new(teapot, root: @root, recompile: false, max_source_bytes: 100)
+    assert_equal 500, production.call(rack_env('/app.css').merge('rack.errors' => StringIO.new))[0]
+    error = assert_raises(Sass::CompileError) do
+      Sass::Rack.precompile(root: @root, output: File.join(@dir, 'out'), max_source_bytes: 100)
+    end
+    assert_match(/_big\.scss \(loaded by .*\) is 205 bytes, above max_source_bytes/, error.message)
+
+    write_file(File.join(@root, '_big.scss'), '$x: 1;')
+    status, _, body = app.call(rack_env('/app.css').merge('rack.errors' => errors))
+    assert_equal [200, "a {\n  b: yes;\n}"], [status, body.join.strip]
+  end
+
   # With the default prefix the middleware sees every path: the app's own
   # files that only look like refused stylesheets (a partial, a hidden
   # directory, an empty segment, as Rack::Static would serve them from

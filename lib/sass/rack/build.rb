@@ -92,9 +92,10 @@ module Sass
           page = CompileError.css_page("#{e.detailed_message(highlight: false)}\n")
           return Output.new(css: page, error: e, snapshot: Snapshot.unchecked, started:)
         end
-        Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
-                   snapshot: Snapshot.take(result.loaded_urls, spy.loads, @load_paths, started_at,
-                                           package_roots: @package_roots), started:)
+        snapshot = Snapshot.take(result.loaded_urls, spy.loads, @load_paths, started_at, package_roots: @package_roots)
+        loaded_too_large(result, source, snapshot, started, rescue_errors) ||
+          Output.new(css: css(result, name), source_map: (map(result.source_map, source, name) if @maps),
+                     snapshot:, started:)
       end
 
       # What a stylesheet above max_source_bytes gets: nothing compiled, an
@@ -106,6 +107,27 @@ module Sass
         raise error unless rescue_errors
 
         Output.new(css: CompileError.css_page("#{message}\n"), error:, snapshot: Snapshot.unchecked, started:)
+      end
+
+      # A file the compile loaded that is above max_source_bytes makes its
+      # result one not served: an error that says which (the error page,
+      # logged once). The compiler reads loaded files itself, so it has read
+      # this one; the refusal keeps the compile's snapshot, so while the files
+      # stay as they are it stands and nothing compiles again.
+      def loaded_too_large(result, source, snapshot, started, rescue_errors)
+        result.loaded_urls.each do |url|
+          path = Snapshot.path_of(url)
+          size = path && path != source && File.size?(path)
+          next unless size && size > @paths.max_bytes
+
+          message = "#{path} (loaded by #{source}) is #{size} bytes, above max_source_bytes (#{@paths.max_bytes}): " \
+                    'not served'
+          error = CompileError.new(message, message, '', nil, [])
+          raise error unless rescue_errors
+
+          return Output.new(css: CompileError.css_page("#{message}\n"), error:, snapshot:, started:)
+        end
+        nil
       end
 
       # Raises ArgumentError for a keyword {Sass.compile} does not take (or
