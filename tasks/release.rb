@@ -51,7 +51,8 @@ module SassEmbeddedRelease
   def gems_dir(checkout) = File.join(dir(checkout), 'gems')
   def file_name(platform) = "sass-embedded-#{Sass::Embedded::VERSION}#{"-#{platform}" unless platform == 'ruby'}.gem"
 
-  # SASS_RELEASE_PLATFORMS=ruby,x86_64-linux builds some of the gems.
+  # SASS_RELEASE_PLATFORMS=ruby,x86_64-linux builds some of the gems (and
+  # keeps the others pkg/release has).
   def selected
     wanted = ENV.fetch('SASS_RELEASE_PLATFORMS', '').split(/[\s,]+/).reject(&:empty?)
     return GEMS if wanted.empty?
@@ -80,7 +81,13 @@ module SassEmbeddedRelease
   def build(checkout)
     epoch = source_date_epoch(checkout)
     ENV['SOURCE_DATE_EPOCH'] = epoch.to_s
-    FileUtils.rm_rf(dir(checkout))
+    # All gems: a release anew. Some: those replaced, the others kept (a
+    # failed platform built again), the index and sums made over all.
+    if selected == GEMS
+      FileUtils.rm_rf(dir(checkout))
+    else
+      FileUtils.rm_f(selected.map { |gem| File.join(gems_dir(checkout), file_name(gem.platform)) })
+    end
     FileUtils.mkdir_p(gems_dir(checkout))
     puts "release:build: sass-embedded #{Sass::Embedded::VERSION} at #{commit(checkout)}, " \
          "SOURCE_DATE_EPOCH=#{epoch} (#{Time.at(epoch).utc})"
