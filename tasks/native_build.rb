@@ -117,7 +117,8 @@ module SassEmbeddedBuild
       spec.extensions = []
       spec.files = sources.keys.sort
       spec.required_ruby_version = required_ruby_version(minors)
-      spec.required_rubygems_version = MUSL_RUBYGEMS if platform.os == 'linux' && platform.version
+      musl = platform.os == 'linux' && platform.version.to_s.start_with?('musl')
+      spec.required_rubygems_version = MUSL_RUBYGEMS if musl
       [spec, sources]
     end
 

@@ -16,7 +16,7 @@ require 'rubygems/package'
 #
 # Every gem is built by the task that builds and checks it today, in the
 # roots and caches those tasks keep (tasks/rubies/): the source gem here;
-# x86_64-linux from the Ruby 3.3 and 3.4 roots of test:rubies (linked
+# x86_64-linux-gnu from the Ruby 3.3 and 3.4 roots of test:rubies (linked
 # against glibc 2.17 by `rake native:compile`); the others by their own
 # platform task, each run as `rake <task>` under a time limit. Timestamps come
 # from the commit (SOURCE_DATE_EPOCH) and build paths are kept out of the
@@ -24,7 +24,7 @@ require 'rubygems/package'
 # commit give the same bytes.
 module SassEmbeddedRelease
   DIR = File.join('pkg', 'release')
-  # The Ruby minors the x86_64-linux gem carries: a gem claims one contiguous
+  # The Ruby minors the x86_64-linux-gnu gem carries: a gem claims one contiguous
   # range (docs/platform-gems.md), and Debian has no Ruby 3.2, so 3.1 (the
   # machine's) and 3.3 cannot be carried together; 3.3 and 3.4 are the
   # newer pair, and Ruby 3.1 (end of life) gets the source gem.
@@ -36,12 +36,12 @@ module SassEmbeddedRelease
 
   GEMS = [
     Gem.new(platform: 'ruby', made_by: :source),
-    Gem.new(platform: 'x86_64-linux', made_by: :linux),
+    Gem.new(platform: 'x86_64-linux-gnu', made_by: :linux),
     Gem.new(platform: 'x86_64-linux-musl', made_by: 'test:musl', limit: 3600),
     Gem.new(platform: 'arm64-darwin', made_by: 'native:darwin', limit: 5400),
     Gem.new(platform: 'x86_64-darwin', made_by: 'native:darwin', limit: 5400),
     Gem.new(platform: 'x64-mingw-ucrt', made_by: 'test:windows', limit: 7200),
-    Gem.new(platform: 'aarch64-linux', made_by: 'test:arm64', limit: 5400),
+    Gem.new(platform: 'aarch64-linux-gnu', made_by: 'test:arm64', limit: 5400),
     Gem.new(platform: 'aarch64-linux-musl', made_by: 'test:musl_arm64', limit: 10_800)
   ].freeze
 
@@ -51,7 +51,7 @@ module SassEmbeddedRelease
   def gems_dir(checkout) = File.join(dir(checkout), 'gems')
   def file_name(platform) = "sass-embedded-#{Sass::Embedded::VERSION}#{"-#{platform}" unless platform == 'ruby'}.gem"
 
-  # SASS_RELEASE_PLATFORMS=ruby,x86_64-linux builds some of the gems (and
+  # SASS_RELEASE_PLATFORMS=ruby,x86_64-linux-gnu builds some of the gems (and
   # keeps the others pkg/release has).
   def selected
     wanted = ENV.fetch('SASS_RELEASE_PLATFORMS', '').split(/[\s,]+/).reject(&:empty?)
@@ -130,7 +130,7 @@ module SassEmbeddedRelease
       end
     end
 
-    # The x86_64-linux gem: each minor's extension built in its root by `rake
+    # The x86_64-linux-gnu gem: each minor's extension built in its root by `rake
     # native:compile` (zig, glibc 2.17), packed here with the glibc check.
     def linux_gem(checkout)
       SassEmbeddedBuild::Zig.executable(File.join(checkout, 'tmp', 'zig'))
@@ -224,12 +224,12 @@ module SassEmbeddedRelease
     def steps(checkout, compiler_cache, builder)
       dir = SassEmbeddedRelease.dir(checkout)
       in_root = ->(script) { SassEmbeddedRubies.run(builder, "set -e; #{script}").success? }
-      linux = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name('x86_64-linux'))
+      linux = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name('x86_64-linux-gnu'))
       [
         ['SHA256SUMS verifies', -> { system('sha256sum', '--check', '--strict', 'SHA256SUMS', chdir: dir) }],
         (if File.file?(linux)
-           ["x86_64-linux by name under Ruby #{builder.minor} (#{builder.suite} root), PATH=ruby+gem",
-            -> { in_root.call("\"$RUBY\" test/install/platform_gem.rb --source #{DIR} x86_64-linux") }]
+           ["x86_64-linux-gnu by name under Ruby #{builder.minor} (#{builder.suite} root), PATH=ruby+gem",
+            -> { in_root.call("\"$RUBY\" test/install/platform_gem.rb --source #{DIR} x86_64-linux-gnu") }]
          end),
         ["the source gem by name under Ruby #{RUBY_VERSION} (this machine's), built by its extconf",
          -> { source_gem(checkout, compiler_cache, linux) }],
@@ -246,7 +246,7 @@ module SassEmbeddedRelease
     def other_roots
       musl = "export PATH=#{SassEmbeddedRubies::Musl::PREFIX}/ruby/bin:$PATH " \
              "RUBY=#{SassEmbeddedRubies::Musl::PREFIX}/ruby/bin/ruby"
-      [['aarch64-linux', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER, ':'],
+      [['aarch64-linux-gnu', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER, ':'],
        *SassEmbeddedRubies::Musl::TARGETS.map { |target| [target.platform, target.ruby, target.compiler, musl] }]
     end
 
@@ -277,7 +277,7 @@ module SassEmbeddedRelease
       SassEmbeddedRubies.run(ruby, "set -e; #{script}", checkout: copy).success?
     end
 
-    # Under this machine's Ruby, which the x86_64-linux gem does not carry
+    # Under this machine's Ruby, which the x86_64-linux-gnu gem does not carry
     # (LINUX_MINORS), `gem install sass-embedded` must take the source gem
     # (forced with --platform ruby if it does carry it) and build it: cargo
     # offline from its cache, the compiler from the verified package.
@@ -309,7 +309,7 @@ module SassEmbeddedRelease
   # for byte (and, for a pair that differs, which files in them differ).
   module Reproduce
     # The gems compared: the source gem and the Linux gem built from roots.
-    PLATFORMS = %w[ruby x86_64-linux].freeze
+    PLATFORMS = %w[ruby x86_64-linux-gnu].freeze
 
     module_function
 

@@ -11,15 +11,14 @@ class PlatformGemTest < Minitest::Test
   GLIBC = SassEmbeddedBuild::Glibc
   ROOT = File.expand_path('..', __dir__)
 
-  def platform(name)
-    SassEmbeddedBuild::CompilerPackage.gem_platform(Gem::Platform.new(name)).to_s
-  end
+  def platform(name) = platform_of(Gem::Platform.new(name))
+  def platform_of(local) = SassEmbeddedBuild::CompilerPackage.gem_platform(local).to_s
 
   def test_platform_names_follow_rubygems_with_glibc_and_musl_apart
-    assert_equal 'x86_64-linux', platform('x86_64-linux')
-    assert_equal 'x86_64-linux', platform('x86_64-linux-gnu')
+    assert_equal 'x86_64-linux-gnu', platform('x86_64-linux')
+    assert_equal 'x86_64-linux-gnu', platform_of(Gem::Platform.new(%w[x86_64 linux gnu]))
     assert_equal 'x86_64-linux-musl', platform('x86_64-linux-musl')
-    assert_equal 'aarch64-linux', platform('aarch64-linux')
+    assert_equal 'aarch64-linux-gnu', platform('aarch64-linux')
     assert_equal 'aarch64-linux-musl', platform('aarch64-linux-musl')
     assert_equal 'arm64-darwin', platform('arm64-darwin-23')
     assert_equal 'x86_64-darwin', platform('x86_64-darwin-19')

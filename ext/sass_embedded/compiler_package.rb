@@ -84,7 +84,7 @@ module SassEmbeddedBuild
 
     # The RubyGems platform of the platform gem that carries each package.
     GEM_PLATFORMS = {
-      'linux-x64' => 'x86_64-linux', 'linux-arm64' => 'aarch64-linux',
+      'linux-x64' => 'x86_64-linux-gnu', 'linux-arm64' => 'aarch64-linux-gnu',
       'linux-musl-x64' => 'x86_64-linux-musl', 'linux-musl-arm64' => 'aarch64-linux-musl',
       'darwin-x64' => 'x86_64-darwin', 'darwin-arm64' => 'arm64-darwin',
       'win32-x64' => 'x64-mingw-ucrt'
@@ -115,13 +115,17 @@ module SassEmbeddedBuild
     end
 
     # The platform of a platform gem built on this machine: RubyGems' own
-    # platform without the OS version (+arm64-darwin+, not +arm64-darwin-23+),
-    # and on Linux only the musl suffix (+x86_64-linux+ for glibc, which newer
-    # RubyGems may call +x86_64-linux-gnu+; +x86_64-linux-musl+); on Windows
-    # the C runtime (+x64-mingw-ucrt+).
+    # platform without the OS version (+arm64-darwin+, not +arm64-darwin-23+);
+    # on Linux the C library, always (+x86_64-linux-gnu+, +x86_64-linux-musl+),
+    # as the established gem names them: RubyGems (3.3.22 on) lets a gem
+    # named +x86_64-linux+, with none, match a musl machine too, and prefers
+    # it there even to the musl gem, which then gets a glibc extension that
+    # cannot load. On Windows the C runtime (+x64-mingw-ucrt+). Made from its
+    # parts, so that a RubyGems older than 3.3.22 (which reads
+    # +x86_64-linux-gnu+ as +x86_64-linux+) keeps the name.
     # @return [Gem::Platform]
     def gem_platform(local = Gem::Platform.local)
-      runtime = local.version if local.os == 'linux' && local.version.to_s.start_with?('musl')
+      runtime = local.version.to_s.start_with?('musl') ? local.version : 'gnu' if local.os == 'linux'
       runtime = local.version if local.os == 'mingw'
       Gem::Platform.new([local.cpu, local.os, runtime])
     end

@@ -3,7 +3,7 @@
 module SassEmbeddedRubies
   # rake test:arm64: the extension built natively for arm64 Linux in a Debian
   # trixie arm64 root entered through user-mode emulation (Emulation), with
-  # the suite's own Ruby 3.3, cargo and rustc; its aarch64-linux platform gem
+  # the suite's own Ruby 3.3, cargo and rustc; its aarch64-linux-gnu platform gem
   # packed there and installed without a toolchain or network; then the Ruby
   # suite, emulated. The extension is linked against glibc 2.17 by zig (`rake
   # native:compile`), whose x86-64 binary the copy keeps in its tmp/zig
@@ -57,7 +57,7 @@ module SassEmbeddedRubies
         echo "uname -m in the root: $(uname -m)"
         "$RUBY" -v
         cargo --version
-        #{CheckoutCopy.gem_and_suite('aarch64-linux').chomp}
+        #{CheckoutCopy.gem_and_suite('aarch64-linux-gnu').chomp}
       SH
     end
 

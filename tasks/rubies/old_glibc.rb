@@ -3,7 +3,7 @@
 require 'shellwords'
 
 module SassEmbeddedRubies
-  # rake test:old_glibc: the x86_64-linux platform gem built here loads and
+  # rake test:old_glibc: the x86_64-linux-gnu platform gem built here loads and
   # passes the whole suite on an old glibc. Debian bullseye (glibc 2.31) is
   # the oldest suite the mirror still serves; its Ruby is 2.7, so a Ruby 3.3
   # is built there from Debian's orig tarball (once, cached in the root:

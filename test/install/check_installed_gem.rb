@@ -34,7 +34,8 @@ check($LOADED_FEATURES.grep(%r{/sass/compiler\.rb\z}).all? { |path| path.start_w
 # extension for this Ruby's minor and the prebuilt compiler, nothing built.
 expected_platform = ENV.fetch('SASS_EMBEDDED_EXPECT_PLATFORM', nil)
 if expected_platform
-  check(spec.platform.to_s == expected_platform, "installed #{spec.full_name}, not the #{expected_platform} gem")
+  check(spec.platform == Gem::Platform.new(expected_platform),
+        "installed #{spec.full_name}, not the #{expected_platform} gem")
   check(spec.extensions.empty? && !File.exist?(spec.extension_dir),
         "the platform gem has extensions to build: #{spec.extensions.inspect} #{spec.extension_dir}")
   prebuilt = File.join(spec.full_gem_path, 'lib', 'sass', RUBY_VERSION[/\A\d+\.\d+/],

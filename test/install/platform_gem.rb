@@ -49,18 +49,20 @@ if ARGV.first == '--source'
   source = File.expand_path(source)
   check(File.file?(File.join(source, 'specs.4.8.gz')), "#{source} is not a gem source (no specs.4.8.gz)")
   require_relative '../../lib/sass/embedded/version'
-  full_name = "sass-embedded-#{Sass::Embedded::VERSION}-#{platform}"
   what = "sass-embedded from file://#{source}/"
   install = ['install', '--no-document', '--clear-sources', '--source', "file://#{source}/", 'sass-embedded']
 else
   gem_file = File.expand_path(ARGV.fetch(0) { abort USAGE })
   check(File.file?(gem_file), "#{gem_file} does not exist")
-  full_name = File.basename(gem_file, '.gem')
-  platform = full_name[/\Asass-embedded-\d+(?:\.\d+)*-(.+)\z/, 1]
+  version, platform = File.basename(gem_file, '.gem').match(/\Asass-embedded-(\d+(?:\.\d+)*)-(.+)\z/)&.captures
   check(platform, "#{gem_file} is not a platform gem's file name")
   what = gem_file
   install = ['install', '--local', '--no-document', gem_file]
 end
+
+# The installed specification's name: the platform as this RubyGems reads
+# it (before 3.3.22, x86_64-linux-gnu reads as x86_64-linux).
+full_name = "sass-embedded-#{version || Sass::Embedded::VERSION}-#{Gem::Platform.new(platform)}"
 
 WINDOWS = RbConfig::CONFIG['host_os'].match?(/mswin|mingw/)
 

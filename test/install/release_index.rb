@@ -6,9 +6,11 @@
 #
 # 1. RubyGems' own resolver (Gem::RequestSet, what `gem install` runs), with
 #    Gem.platforms set as `gem install --platform` sets it, for a local
-#    platform of each gem platform (arm64-darwin-23, x86_64-darwin-22, ...):
-#    each must pick its platform's gem when the release has it, and the
-#    source gem when it has not (on musl, RubyGems' own fallback: expected).
+#    platform of each gem platform (arm64-darwin-23, x86_64-darwin-22, ...)
+#    and Gem.ruby_version set to a Ruby of each minor from 3.1 to 4.0: each
+#    must pick its platform's gem when the release has one that claims that
+#    Ruby, and the source gem otherwise: never another platform's gem (a
+#    gem named x86_64-linux, with no C library, would be taken on musl).
 # 2. Bundler: a Gemfile whose only source is the release, `bundle lock
 #    --add-platform` for every gem platform (the lockfile must name each
 #    platform gem the release has), then `bundle install` from that lockfile
@@ -20,6 +22,7 @@
 require 'fileutils'
 require 'open3'
 require 'rbconfig'
+require 'rubygems/package'
 require 'rubygems/request_set'
 require 'tmpdir'
 require_relative '../../lib/sass/embedded/version'
@@ -41,27 +44,25 @@ end
 released = released.map { |platform| platform.empty? ? 'ruby' : platform }
 check(released.include?('ruby'), "the release has no source gem: #{released.inspect}")
 
-# A machine of each gem platform, as RubyGems names the local one there.
+# A machine of each gem platform, as RubyGems names the local one there
+# (before 3.3.22 a glibc Linux machine is x86_64-linux).
 LOCAL = {
-  'x86_64-linux' => 'x86_64-linux', 'aarch64-linux' => 'aarch64-linux',
-  'x86_64-linux-musl' => 'x86_64-linux-musl', 'aarch64-linux-musl' => 'aarch64-linux-musl',
-  'arm64-darwin' => 'arm64-darwin-23', 'x86_64-darwin' => 'x86_64-darwin-22', 'x64-mingw-ucrt' => 'x64-mingw-ucrt'
+  'x86_64-linux-gnu' => %w[x86_64-linux-gnu x86_64-linux], 'aarch64-linux-gnu' => %w[aarch64-linux-gnu aarch64-linux],
+  'x86_64-linux-musl' => %w[x86_64-linux-musl], 'aarch64-linux-musl' => %w[aarch64-linux-musl],
+  'arm64-darwin' => %w[arm64-darwin-23], 'x86_64-darwin' => %w[x86_64-darwin-22], 'x64-mingw-ucrt' => %w[x64-mingw-ucrt]
 }.freeze
+# A Ruby of each minor a user may run, the first and last outside every
+# platform gem's range.
+RUBIES = %w[3.1.7 3.2.9 3.3.8 3.4.5 3.5.0 4.0.0].map { |ruby| Gem::Version.new(ruby) }.freeze
 
-# What RubyGems must pick on a machine of +gem_platform+: its gem, else on
-# musl the glibc gem of that CPU (RubyGems lets a gem of no libc match musl
-# machines too, a fallback that fails to load there: a release carries both),
-# else the source gem.
-def expected(gem_platform, released)
-  return gem_platform if released.include?(gem_platform)
-
-  glibc = gem_platform.delete_suffix('-musl')
-  return glibc if glibc != gem_platform && released.include?(glibc)
-
-  'ruby'
+# The Rubies each released gem claims.
+claims = Dir.glob(File.join(source, 'gems', '*.gem')).to_h do |gem|
+  spec = Gem::Package.new(gem).spec
+  [spec.original_platform.to_s == 'ruby' ? 'ruby' : spec.original_platform.to_s, spec.required_ruby_version]
 end
 
-# The platform of the gem RubyGems' resolver picks with Gem.platforms as set.
+# The platform of the gem RubyGems' resolver picks with Gem.platforms and
+# Gem.ruby_version as set.
 def pick(version)
   requests = Gem::RequestSet.new(Gem::Dependency.new('sass-embedded', version))
   requests.resolve.map(&:spec).find { |spec| spec.name == 'sass-embedded' }&.platform.to_s
@@ -71,18 +72,27 @@ Gem.sources = Gem::SourceList.from([url])
 # This machine's pick, by the platforms RubyGems takes for it, which Bundler
 # must agree with below.
 native = pick(version)
-puts "RubyGems on this machine (#{Gem::Platform.local}): picks the #{native} gem"
-LOCAL.each do |gem_platform, local|
-  Gem.platforms = [Gem::Platform::RUBY, Gem::Platform.new(local)]
-  picked = pick(version)
-  want = expected(gem_platform, released)
-  check(picked == want, "RubyGems picked the #{picked.inspect} gem on #{local}, not the #{want} gem")
-  fallback = want != gem_platform && want != 'ruby'
-  note = ' (no musl gem in this release: a musl machine would get the glibc one)' if fallback
-  puts "RubyGems on #{local}: picks the #{want} gem#{note}"
+puts "RubyGems #{Gem::VERSION} on this machine (#{Gem::Platform.local}, Ruby #{RUBY_VERSION}): picks the #{native} gem"
+real_ruby_version = Gem.ruby_version
+picks = Hash.new { |hash, key| hash[key] = [] }
+begin
+  RUBIES.each do |ruby|
+    Gem.singleton_class.define_method(:ruby_version) { ruby }
+    LOCAL.each do |gem_platform, locals|
+      want = claims[gem_platform]&.satisfied_by?(ruby) ? gem_platform : 'ruby'
+      locals.each do |local|
+        Gem.platforms = [Gem::Platform::RUBY, Gem::Platform.new(local)]
+        picked = pick(version)
+        check(picked == want, "RubyGems picked the #{picked.inspect} gem on #{local} with Ruby #{ruby}, not #{want}")
+        picks[local] << "#{ruby.segments.first(2).join('.')}: #{want}"
+      end
+    end
+  end
 ensure
   Gem.platforms = nil
+  Gem.singleton_class.define_method(:ruby_version) { real_ruby_version }
 end
+picks.each { |local, picked| puts "RubyGems on #{local}: #{picked.join(', ')}" }
 
 Dir.mktmpdir('sass-embedded-bundler') do |tmp|
   bundle = [RbConfig.ruby, Gem.bin_path('bundler', 'bundle')]
