@@ -122,12 +122,20 @@ module SassEmbeddedBuild
     # it there even to the musl gem, which then gets a glibc extension that
     # cannot load. On Windows the C runtime (+x64-mingw-ucrt+). Made from its
     # parts, so that a RubyGems older than 3.3.22 (which reads
-    # +x86_64-linux-gnu+ as +x86_64-linux+) keeps the name.
+    # +x86_64-linux-gnu+ as +x86_64-linux+) keeps the name. This machine's
+    # C library is told by the Ruby itself when RubyGems cannot (before
+    # 3.3.22 it calls a musl machine +x86_64-linux+).
     # @return [Gem::Platform]
-    def gem_platform(local = Gem::Platform.local)
-      runtime = local.version.to_s.start_with?('musl') ? local.version : 'gnu' if local.os == 'linux'
+    def gem_platform(local = Gem::Platform.local, musl: musl_platform?(local))
+      runtime = musl ? 'musl' : 'gnu' if local.os == 'linux'
       runtime = local.version if local.os == 'mingw'
       Gem::Platform.new([local.cpu, local.os, runtime])
+    end
+
+    # Whether +local+ is a musl platform, or, for this machine's, this Ruby
+    # runs on musl.
+    def musl_platform?(local)
+      local.version.to_s.start_with?('musl') || (local == Gem::Platform.local && musl?)
     end
 
     # Whether this Ruby runs on musl libc (Alpine) rather than glibc, told by

@@ -132,7 +132,8 @@ module SassEmbeddedBuild
         return "#{note} This machine is #{local}, which has none: build from source."
       end
 
-      old_rubygems = ", RubyGems #{Gem::VERSION} is older than the 3.3.22 its musl gems need" if local.version
+      old = local.version == 'musl' && Gem::Version.new(Gem::VERSION) < Gem::Version.new('3.3.22')
+      old_rubygems = ", RubyGems #{Gem::VERSION} is older than the 3.3.22 its musl gems need" if old
       "#{note} This machine is #{local}, so RubyGems picked the source gem because the platform gem does not " \
         "cover Ruby #{RUBY_VERSION}#{old_rubygems}, installs are forced to the ruby platform (`--platform ruby`, " \
         'BUNDLE_FORCE_RUBY_PLATFORM), or your Gemfile.lock lacks the platform ' \
