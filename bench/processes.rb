@@ -25,13 +25,29 @@ require 'rbconfig'
 # and the median of the rounds (BENCH_REPEAT) is kept. Run alone:
 #
 #   ruby bench/processes.rb [COUNT [ROUNDS]]   (after rake bench built bench/raw)
+#
+# BENCH_COUNTS=1,2, BENCH_LOADS=loaded and BENCH_VARIANTS=gem,no spin run
+# some rows and variants only (to measure a few rows with more compiles and
+# rounds).
 module BenchProcesses
   ROOT = File.expand_path('..', __dir__)
   WORKER = File.join(__dir__, 'worker.rb')
-  COUNTS = [1, 2, 4, 8].freeze
-  LOADS = { 'quiet' => 0, 'loaded' => 2 }.freeze
 
   module_function
+
+  # The names in +variable+ (comma-separated) that +all+ holds, or +all+.
+  def chosen(variable, all)
+    wanted = ENV.fetch(variable, '').split(',').map(&:strip).reject(&:empty?)
+    return all if wanted.empty?
+
+    unknown = wanted - all.map(&:to_s)
+    raise ArgumentError, "#{variable}: unknown #{unknown.join(', ')} (known: #{all.join(', ')})" unless unknown.empty?
+
+    all.select { |name| wanted.include?(name.to_s) }
+  end
+
+  COUNTS = chosen('BENCH_COUNTS', [1, 2, 4, 8]).freeze
+  LOADS = { 'quiet' => 0, 'loaded' => 2 }.slice(*chosen('BENCH_LOADS', %w[quiet loaded])).freeze
 
   def variants(raw, compiler)
     variants = {
@@ -47,7 +63,7 @@ module BenchProcesses
       required = ENV.fetch('BENCH_PEER_REQUIRE', nil)
       variants['peer'] = { command: [RbConfig.ruby, *(['-r', required] if required), '-I', peer, WORKER], env: {} }
     end
-    variants
+    variants.slice(*chosen('BENCH_VARIANTS', variants.keys))
   end
 
   # Starts +processes+ copies of +variant+ compiling +count+ times each, lets
