@@ -21,8 +21,9 @@ require 'rbconfig'
 # - before: another build of this gem (BENCH_BEFORE_LIB: its lib/), to
 #   measure a change; left out otherwise.
 #
-# Runs are interleaved (each round runs every variant for every N and load)
-# and the median of the rounds (BENCH_REPEAT) is kept. Run alone:
+# Runs are interleaved (each round runs every variant for every N and load,
+# starting with another variant each round) and the median of the rounds
+# (BENCH_REPEAT) is kept. Run alone:
 #
 #   ruby bench/processes.rb [COUNT [ROUNDS]]   (after rake bench built bench/raw)
 #
@@ -112,11 +113,13 @@ module BenchProcesses
   def measure(raw, compiler, count:, rounds:)
     variants = variants(raw, compiler)
     runs = Hash.new { |hash, key| hash[key] = [] }
-    rounds.times do
+    rounds.times do |round|
       LOADS.each do |load, loops|
         with_busy_loops(loops) do
           COUNTS.each do |processes|
-            variants.each do |name, variant|
+            # Each round starts with another variant, so none always runs
+            # first after the busy loops start.
+            variants.to_a.rotate(round).each do |name, variant|
               runs[[load, processes, name]] << run(variant, processes, count)
             end
           end
