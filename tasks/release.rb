@@ -78,17 +78,25 @@ module SassEmbeddedRelease
 
   def commit(checkout) = Open3.capture2('git', '-C', checkout, 'rev-parse', '--short', 'HEAD').first.strip
 
-  def build(checkout)
-    epoch = source_date_epoch(checkout)
-    ENV['SOURCE_DATE_EPOCH'] = epoch.to_s
-    # All gems: a release anew. Some: those replaced, the others kept (a
-    # failed platform built again), the index and sums made over all.
+  # All gems: a release anew. Some: those rebuilt are removed and the others
+  # kept (a failed platform built again), but for any gem no platform of
+  # GEMS names (one left from before a platform was renamed would be in the
+  # index); the index and sums are made over all.
+  def clear(checkout)
     if selected == GEMS
       FileUtils.rm_rf(dir(checkout))
     else
-      FileUtils.rm_f(selected.map { |gem| File.join(gems_dir(checkout), file_name(gem.platform)) })
+      known = GEMS.map { |gem| file_name(gem.platform) }
+      stale = Dir.glob(File.join(gems_dir(checkout), '*.gem')).reject { |gem| known.include?(File.basename(gem)) }
+      FileUtils.rm_f(selected.map { |gem| File.join(gems_dir(checkout), file_name(gem.platform)) } + stale)
     end
     FileUtils.mkdir_p(gems_dir(checkout))
+  end
+
+  def build(checkout)
+    epoch = source_date_epoch(checkout)
+    ENV['SOURCE_DATE_EPOCH'] = epoch.to_s
+    clear(checkout)
     puts "release:build: sass-embedded #{Sass::Embedded::VERSION} at #{commit(checkout)}, " \
          "SOURCE_DATE_EPOCH=#{epoch} (#{Time.at(epoch).utc})"
     results = {}
