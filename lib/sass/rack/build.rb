@@ -113,11 +113,12 @@ module Sass
       # result one not served: an error that says which (the error page,
       # logged once). The compiler reads loaded files itself, so it has read
       # this one; the refusal keeps the compile's snapshot, so while the files
-      # stay as they are it stands and nothing compiles again.
+      # stay as they are it stands and nothing compiles again. Sizes come
+      # from the snapshot's stats (a file it did not stat is stat'ed here).
       def loaded_too_large(result, source, snapshot, started, rescue_errors)
         result.loaded_urls.each do |url|
           path = Snapshot.path_of(url)
-          size = path && path != source && File.size?(path)
+          size = path && path != source && (snapshot.size_of(path) || File.size?(path))
           next unless size && size > @paths.max_bytes
 
           message = "#{path} (loaded by #{source}) is #{size} bytes, above max_source_bytes (#{@paths.max_bytes}): " \

@@ -208,6 +208,12 @@ module Sass
         @last_modified = last_modified
       end
 
+      # The size +path+ had when the snapshot was taken, or nil if it was not
+      # watched (or the snapshot is unchecked).
+      def size_of(path)
+        @stats&.dig(path, 2)
+      end
+
       # @return [Boolean] whether every watched path is as it was (a path
       # that was missing is checked without a stat, whose failure would cost
       # an exception)
