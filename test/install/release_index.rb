@@ -38,10 +38,13 @@ source = File.expand_path(ARGV.fetch(0) { abort "usage: #{$PROGRAM_NAME} RELEASE
 check(File.file?(File.join(source, 'specs.4.8.gz')), "#{source} is not a gem source (no specs.4.8.gz)")
 url = "file://#{source}/"
 version = Sass::Embedded::VERSION
-released = Dir.glob(File.join(source, 'gems', "sass-embedded-#{version}*.gem")).map do |gem|
-  File.basename(gem, '.gem').delete_prefix("sass-embedded-#{version}").delete_prefix('-')
+# The Rubies each released gem claims, by its platform (as packed: a
+# RubyGems before 3.3.22 would read x86_64-linux-gnu as x86_64-linux).
+claims = Dir.glob(File.join(source, 'gems', "sass-embedded-#{version}*.gem")).to_h do |gem|
+  spec = Gem::Package.new(gem).spec
+  [spec.original_platform.to_s, spec.required_ruby_version]
 end
-released = released.map { |platform| platform.empty? ? 'ruby' : platform }
+released = claims.keys
 check(released.include?('ruby'), "the release has no source gem: #{released.inspect}")
 
 # A machine of each gem platform, as RubyGems names the local one there
@@ -54,12 +57,6 @@ LOCAL = {
 # A Ruby of each minor a user may run, the first and last outside every
 # platform gem's range.
 RUBIES = %w[3.1.7 3.2.9 3.3.8 3.4.5 3.5.0 4.0.0].map { |ruby| Gem::Version.new(ruby) }.freeze
-
-# The Rubies each released gem claims.
-claims = Dir.glob(File.join(source, 'gems', '*.gem')).to_h do |gem|
-  spec = Gem::Package.new(gem).spec
-  [spec.original_platform.to_s == 'ruby' ? 'ruby' : spec.original_platform.to_s, spec.required_ruby_version]
-end
 
 # The platform of the gem RubyGems' resolver picks with Gem.platforms and
 # Gem.ruby_version as set.
