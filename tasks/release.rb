@@ -32,17 +32,17 @@ module SassEmbeddedRelease
 
   # One gem of a release: its platform and how it is made (:source, :linux,
   # or the rake task that leaves it in pkg/).
-  Gem = Struct.new(:platform, :made_by, :limit, keyword_init: true)
+  Entry = Struct.new(:platform, :made_by, :limit, keyword_init: true)
 
   GEMS = [
-    Gem.new(platform: 'ruby', made_by: :source),
-    Gem.new(platform: 'x86_64-linux-gnu', made_by: :linux),
-    Gem.new(platform: 'x86_64-linux-musl', made_by: 'test:musl', limit: 3600),
-    Gem.new(platform: 'arm64-darwin', made_by: 'native:darwin', limit: 5400),
-    Gem.new(platform: 'x86_64-darwin', made_by: 'native:darwin', limit: 5400),
-    Gem.new(platform: 'x64-mingw-ucrt', made_by: 'test:windows', limit: 7200),
-    Gem.new(platform: 'aarch64-linux-gnu', made_by: 'test:arm64', limit: 5400),
-    Gem.new(platform: 'aarch64-linux-musl', made_by: 'test:musl_arm64', limit: 10_800)
+    Entry.new(platform: 'ruby', made_by: :source),
+    Entry.new(platform: 'x86_64-linux-gnu', made_by: :linux),
+    Entry.new(platform: 'x86_64-linux-musl', made_by: 'test:musl', limit: 3600),
+    Entry.new(platform: 'arm64-darwin', made_by: 'native:darwin', limit: 5400),
+    Entry.new(platform: 'x86_64-darwin', made_by: 'native:darwin', limit: 5400),
+    Entry.new(platform: 'x64-mingw-ucrt', made_by: 'test:windows', limit: 7200),
+    Entry.new(platform: 'aarch64-linux-gnu', made_by: 'test:arm64', limit: 5400),
+    Entry.new(platform: 'aarch64-linux-musl', made_by: 'test:musl_arm64', limit: 10_800)
   ].freeze
 
   module_function
@@ -133,8 +133,8 @@ module SassEmbeddedRelease
 
     def source_gem(checkout)
       Dir.chdir(checkout) do
-        spec = ::Gem::Specification.load(File.join(checkout, 'sass-embedded.gemspec'))
-        FileUtils.mv(::Gem::Package.build(spec), SassEmbeddedRelease.gems_dir(checkout))
+        spec = Gem::Specification.load(File.join(checkout, 'sass-embedded.gemspec'))
+        FileUtils.mv(Gem::Package.build(spec), SassEmbeddedRelease.gems_dir(checkout))
       end
     end
 
@@ -179,7 +179,7 @@ module SassEmbeddedRelease
       File.write(File.join(dir, 'SHA256SUMS'), sums.join)
       return if gems.empty?
 
-      system(::Gem.ruby, '-S', 'gem', 'generate_index', '--directory', dir, '--quiet', exception: true)
+      system(Gem.ruby, '-S', 'gem', 'generate_index', '--directory', dir, '--quiet', exception: true)
     end
 
     # One line per gem; fails if any is missing.
@@ -201,7 +201,7 @@ module SassEmbeddedRelease
     end
 
     # The Rubies a gem's specification claims.
-    def required_ruby(path) = ::Gem::Package.new(path).spec.required_ruby_version.to_s
+    def required_ruby(path) = Gem::Package.new(path).spec.required_ruby_version.to_s
   end
 
   # rake release:install: the release installed the way users install, by
@@ -291,7 +291,7 @@ module SassEmbeddedRelease
     # offline from its cache, the compiler from the verified package.
     def source_gem(checkout, compiler_cache, linux)
       carried = File.file?(linux) &&
-                ::Gem::Package.new(linux).spec.required_ruby_version.satisfied_by?(::Gem.ruby_version)
+                Gem::Package.new(linux).spec.required_ruby_version.satisfied_by?(Gem.ruby_version)
       archive = SassEmbeddedBuild::CompilerPackage.cached_archive(
         compiler_cache, "#{SassEmbeddedBuild::CompilerPackage.name}@#{Sass::Embedded::VERSION}"
       )
@@ -370,13 +370,13 @@ module SassEmbeddedRelease
     def files(gem)
       entries = {}
       File.open(gem, 'rb') do |io|
-        ::Gem::Package::TarReader.new(io).each do |entry|
+        Gem::Package::TarReader.new(io).each do |entry|
           content = entry.read.to_s
           entries[entry.full_name] = [Digest::SHA256.hexdigest(content), entry.header.mode, entry.header.mtime]
           next unless entry.full_name == 'data.tar.gz'
 
           Zlib::GzipReader.wrap(StringIO.new(content)) do |gz|
-            ::Gem::Package::TarReader.new(gz).each do |file|
+            Gem::Package::TarReader.new(gz).each do |file|
               entries["data/#{file.full_name}"] = [Digest::SHA256.hexdigest(file.read.to_s), file.header.mode,
                                                    file.header.mtime]
             end
