@@ -5,6 +5,7 @@ require 'time'
 require_relative '../sass-embedded'
 require_relative 'rack/source_path'
 require_relative 'rack/snapshot'
+require_relative 'rack/loader'
 require_relative 'rack/build'
 require_relative 'rack/stylesheet'
 require_relative 'rack/precompile'
@@ -59,10 +60,11 @@ module Sass
     # @param cache_bytes [Integer] the most bytes of compiled output (CSS
     #   and maps) kept; beyond it the least recently requested stylesheets'
     #   outputs are let go (and compiled again if asked for again)
-    # @param max_source_bytes [Integer] the largest stylesheet compiled
-    #   (default 16 MiB); a larger one is answered as a compile error that
-    #   says so (logged), and nothing of it is read; a compile that loaded a
-    #   larger file (read by the compiler) is not served either
+    # @param max_source_bytes [Integer] the largest file read (default 16
+    #   MiB): a larger stylesheet, or a larger file it loads from disk, is
+    #   not read, and its request is answered as a compile error that says so
+    #   (logged); a compile that loaded a larger file through a custom
+    #   importer (read by the compiler) is not served either
     # @param options [Hash] {Sass.compile}'s options: +load_paths+, +style+,
     #   +functions+, +importers+, +logger+, the deprecation options, ...
     # @raise [ArgumentError, TypeError] for a root that is not a directory, a
@@ -132,7 +134,7 @@ module Sass
       ENV.fetch('APP_ENV') { ENV.fetch('RACK_ENV', 'development') } != 'production'
     end
 
-    private_constant :SourcePath, :Snapshot, :Build, :Stylesheet, :Precompile
+    private_constant :SourcePath, :Snapshot, :Loader, :Build, :Stylesheet, :Precompile
 
     private
 

@@ -168,14 +168,62 @@ class RackRefusalTest < Minitest::Test
     assert_raises(ArgumentError) { Sass::Rack.new(teapot, root: @root, max_source_bytes: 0) }
   end
 
-  # A file a stylesheet loads above max_source_bytes: the compile's result
-  # is not served (an error naming the file, logged once; 500 in
-  # production; precompile raises it), and while the files stay as they are
-  # no request compiles again. Made small again, the stylesheet is served.
-  def test_a_loaded_file_above_the_size_bound_is_not_served_and_not_compiled_again
-    write_tree(@root, 'app.scss' => "@use 'big'; a { b: compiled(); }", '_big.scss' => "$x: #{'1' * 200};")
+  # A file a stylesheet loads above max_source_bytes is not read, by a
+  # relative load, a load from a file it loaded, or a load path's (Loaders
+  # read those, not the compiler): the text below would fail to parse if
+  # anything read it. The compile fails at the load with an error naming
+  # the file (the error page, logged once; 500 in production; precompile
+  # raises it); made small again, the file is served.
+  def test_a_loaded_file_above_the_size_bound_is_not_read
+    big = "$x: #{'1' * 200}; }}} not sass"
+    lib = write_tree(File.join(@dir, 'lib'), '_deep.scss' => big)
+    write_tree(@root, 'app.scss' => "@use 'big'; a { b: compiled(); }", '_big.scss' => big,
+                      'nested.scss' => "@use 'sub/a';", 'sub/_a.scss' => "@use '../big';",
+                      'from_lib.scss' => "@use 'deep';")
+    app = Sass::Rack.new(teapot, root: @root, load_paths: [lib], functions: counting_function, max_source_bytes: 100)
+    { 'app' => '_big', 'nested' => '_big', 'from_lib' => '_deep' }.each do |name, loaded|
+      errors = StringIO.new
+      2.times do
+        status, headers, body = app.call(rack_env("/#{name}.css").merge('rack.errors' => errors))
+        assert_equal [200, 'no-store'], [status, headers['cache-control']]
+        assert_includes body.join, "#{loaded}.scss is #{big.bytesize} bytes, above max_source_bytes (100): not read"
+        refute_includes body.join, 'expected'
+      end
+      assert_equal 1, errors.string.scan(/#{loaded}\.scss is \d+ bytes/).size, name
+    end
+    assert_equal 0, compiles
+
+    huge = File.join(@root, '_huge.scss')
+    File.write(huge, 'a { b: c; }')
+    File.truncate(huge, 17 * 1024 * 1024) # sparse
+    write_file(File.join(@root, 'uses_huge.scss'), "@use 'huge';")
+    body = Sass::Rack.new(teapot, root: @root).call(rack_env('/uses_huge.css'))[2].join
+    assert_includes body, "_huge.scss is #{17 * 1024 * 1024} bytes, above max_source_bytes (16777216): not read"
+
+    production = Sass::Rack.new(teapot, root: @root, recompile: false, max_source_bytes: 100)
+    assert_equal 500, production.call(rack_env('/app.css').merge('rack.errors' => StringIO.new))[0]
+    error = assert_raises(Sass::CompileError) do
+      Sass::Rack.precompile(root: @root, output: File.join(@dir, 'out'), max_source_bytes: 100)
+    end
+    assert_match(/_big\.scss is \d+ bytes, above max_source_bytes \(100\): not read/, error.message)
+
+    write_file(File.join(@root, '_big.scss'), '$x: 1;')
+    status, _, body = app.call(rack_env('/app.css'))
+    assert_equal [200, "a {\n  b: yes;\n}"], [status, body.join.strip]
+  end
+
+  # A file a custom FileImporter resolves is read by the compiler itself:
+  # above max_source_bytes, the compile's result is not served (an error
+  # naming the file, logged once; 500 in production; precompile raises it),
+  # and while the files stay as they are no request compiles again. Made
+  # small again, the stylesheet is served.
+  def test_a_file_an_importer_resolves_above_the_size_bound_is_not_served_and_not_compiled_again
+    vendor = write_tree(File.join(@dir, 'vendor'), '_big.scss' => "$x: #{'1' * 200};")
+    importer = { find_file_url: ->(url, _) { "#{FILE_URL_PREFIX}#{vendor}/big" if url == 'vendor:big' } }
+    write_file(File.join(@root, 'app.scss'), "@use 'vendor:big'; a { b: compiled(); }")
     errors = StringIO.new
-    app = Sass::Rack.new(teapot, root: @root, functions: counting_function, max_source_bytes: 100)
+    app = Sass::Rack.new(teapot, root: @root, importers: [importer], functions: counting_function,
+                                 max_source_bytes: 100)
     settle
     3.times do
       status, headers, body = app.call(rack_env('/app.css').merge('rack.errors' => errors))
@@ -186,14 +234,14 @@ class RackRefusalTest < Minitest::Test
     assert_equal 1, compiles
     assert_equal 1, errors.string.scan(/_big\.scss \(loaded by .*app\.scss\) is 205 bytes/).size
 
-    production = Sass::Rack.new(teapot, root: @root, recompile: false, max_source_bytes: 100)
+    production = Sass::Rack.new(teapot, root: @root, importers: [importer], recompile: false, max_source_bytes: 100)
     assert_equal 500, production.call(rack_env('/app.css').merge('rack.errors' => StringIO.new))[0]
     error = assert_raises(Sass::CompileError) do
-      Sass::Rack.precompile(root: @root, output: File.join(@dir, 'out'), max_source_bytes: 100)
+      Sass::Rack.precompile(root: @root, output: File.join(@dir, 'out'), importers: [importer], max_source_bytes: 100)
     end
     assert_match(/_big\.scss \(loaded by .*\) is 205 bytes, above max_source_bytes/, error.message)
 
-    write_file(File.join(@root, '_big.scss'), '$x: 1;')
+    write_file(File.join(vendor, '_big.scss'), '$x: 1;')
     status, _, body = app.call(rack_env('/app.css').merge('rack.errors' => errors))
     assert_equal [200, "a {\n  b: yes;\n}"], [status, body.join.strip]
   end

@@ -61,6 +61,11 @@ module Sass
         Sass.compile_string('', **@options)
         @paths = paths
         @load_paths = Array(options[:load_paths]).map { |path| File.expand_path(path) }.freeze
+        # The files the compile loads from disk are read by Loaders, which
+        # refuse one above the bound before reading it: the entry's
+        # importer, and the load paths' after the compile's own importers.
+        @entry_loader = Loader.new(paths.max_bytes)
+        @importers = [*Array(options[:importers]), Loader.new(paths.max_bytes, @load_paths)].freeze
         # Where pkg: loads start looking for node_modules (see Snapshot).
         importers = Array(options[:importers]).grep(NodePackageImporter)
         @package_roots = importers.map { |importer| File.expand_path(importer.entry_point_directory) }.uniq.freeze
@@ -155,7 +160,7 @@ module Sass
                                  [url])
         end
 
-        options = @options.merge(importers: [spy, *@options[:importers]])
+        options = @options.except(:load_paths).merge(importers: [spy, *@importers], importer: @entry_loader)
         Sass.compile_string(text, url:, syntax: SYNTAXES.fetch(File.extname(source), :scss), **options)
       end
 

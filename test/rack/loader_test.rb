@@ -1,0 +1,96 @@
+# frozen_string_literal: true
+
+require 'rack_helper'
+
+# The middleware finds and reads what a stylesheet loads from disk itself
+# (so that it can refuse a file above max_source_bytes before reading it):
+# whatever a load names, it must pick the file the compiler picks, and the
+# CSS, its source map's sources and its errors must be the compiler's.
+class RackLoaderTest < Minitest::Test
+  include RackStylesheets
+
+  # Each entry stylesheet, and what it loads.
+  TREE = {
+    'partial.scss' => "@use 'a'; @use 'a.scss' as a2;",
+    '_a.scss' => 'a { from: partial; }',
+    'index.scss' => "@use 'dir';",
+    'dir/_index.scss' => "@use 'inner'; @use '../a';",
+    'dir/_inner.scss' => 'inner { relative: to-the-index; }',
+    'css.scss' => "@use 'plain';",
+    'plain.css' => '.plain { c: d; }',
+    'import_only.scss' => "@use 'old' as used; @import 'old';",
+    '_old.scss' => 'old { for: use; }',
+    'old.import.scss' => 'old { for: import; }',
+    'indented.scss' => "@use 'lib_only';",
+    'shadow.scss' => "@use 'shadow-me';",
+    '_shadow-me.scss' => 'shadow { from: root; }',
+    'order.scss' => "@use 'order-me';",
+    'escaped.scss' => "@use 'sp%20ace' as space;",
+    '_sp ace.scss' => 'space { escaped: yes; }',
+    'sass_and_scss.scss' => "@use 'dual';", # ambiguous, as twice.scss
+    '_dual.scss' => 'dual { from: scss; }',
+    'dual.sass' => "dual\n  from: sass\n",
+    'twice.scss' => "@use 'two';",
+    '_two.scss' => 'two { x: partial; }',
+    'two.scss' => 'two { x: plain; }',
+    'missing.scss' => "@use 'nowhere';",
+    'bom.scss' => "@use 'with-bom';",
+    '_with-bom.scss' => "\uFEFFbom { x: y; }\r\n",
+    'directory_index_import.scss' => "@import 'idir';",
+    'idir/index.import.scss' => 'idir { for: import; }',
+    'idir/_index.scss' => 'idir { for: use; }'
+  }.freeze
+  LIBRARIES = {
+    'lib1/_lib_only.sass' => "lib\n  syntax: indented\n",
+    'lib1/_shadow-me.scss' => 'shadow { from: lib1; }',
+    'lib1/_order-me.scss' => 'order { from: lib1; }',
+    'lib2/_order-me.scss' => 'order { from: lib2; }'
+  }.freeze
+
+  def setup
+    @dir = Dir.mktmpdir('sass-rack-loader')
+    @root = write_tree(File.join(@dir, 'styles'), TREE)
+    write_tree(@dir, LIBRARIES)
+    write_file(File.join(@root, 'absolute.scss'), "@use '#{FILE_URL_PREFIX}#{@dir}/lib2/order-me';")
+    @options = { load_paths: %w[lib1 lib2].map { |lib| File.join(@dir, lib) }, logger: Sass::Logger.silent }
+    @app = Sass::Rack.new(teapot, root: @root, source_map: true, source_map_include_sources: false, **@options)
+  end
+
+  def teardown
+    FileUtils.rm_rf(@dir)
+    super
+  end
+
+  def test_every_load_picks_the_file_the_compiler_picks
+    entries = (TREE.keys + ['absolute.scss']).grep(/\A[a-z_]+\.scss\z/).reject { |name| name.start_with?('_') }
+    assert_operator entries.size, :>=, 14
+    entries.each do |entry|
+      name = File.basename(entry, '.scss')
+      status, _, body = @app.call(rack_env("/#{name}.css"))
+      assert_equal 200, status, name
+      begin
+        result = Sass.compile(File.join(@root, entry), source_map: true, **@options)
+      rescue Sass::CompileError => e
+        assert_includes body.join, e.message.lines.first.strip, name
+        next
+      end
+      css = body.join.sub(%r{\n\n/\*# sourceMappingURL=.*\z}m, '')
+      assert_equal result.css, css, name
+      map = JSON.parse(@app.call(rack_env("/#{name}.css.map"))[2].join)
+      assert_equal JSON.parse(result.source_map)['sources'].map { |url| file_name(url) },
+                   map['sources'].map { |url| file_name(url) }, name
+    end
+  end
+
+  def file_name(url) = File.basename(Sass::Embedded.const_get(:Url).unescape(url))
+
+  # What the compiler says, the middleware says: two candidates, or none.
+  def test_ambiguous_and_missing_loads_fail_as_the_compiler_fails
+    { 'twice' => "It's not clear which file to import.", 'missing' => "Can't find stylesheet to import." }
+      .each do |name, message|
+      error = assert_raises(Sass::CompileError) { Sass.compile(File.join(@root, "#{name}.scss"), **@options) }
+      assert_includes error.message, message
+      assert_includes @app.call(rack_env("/#{name}.css"))[2].join, message, name
+    end
+  end
+end
