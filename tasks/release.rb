@@ -243,7 +243,8 @@ module SassEmbeddedRelease
          -> { source_gem(checkout, compiler_cache, linux) }],
         ["what RubyGems' resolver picks for each platform, and Bundler, under Ruby #{builder.minor}",
          -> { in_root.call("unshare -n \"$RUBY\" test/install/release_index.rb #{DIR}") }],
-        *in_other_roots(checkout, compiler_cache)
+        *in_other_roots(checkout, compiler_cache),
+        Wine.step(checkout, compiler_cache)
       ].compact
     end
 
@@ -263,14 +264,15 @@ module SassEmbeddedRelease
         gem = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name(platform))
         next unless File.file?(gem)
 
-        script = "#{setup}; \"$RUBY\" test/install/platform_gem.rb --source #{DIR} #{platform}"
+        script = "set -e; #{setup}; \"$RUBY\" test/install/platform_gem.rb --source #{DIR} #{platform}"
         ["#{platform} by name under #{ruby.label}",
          -> { in_copy(checkout, compiler_cache, ruby, compiler, script) }]
       end
     end
 
     # Runs +script+ in +ruby+'s root (made by the gem's platform task), in
-    # its copy of the checkout brought up to date with the release beside it.
+    # its copy of the checkout brought up to date with the release beside it
+    # (and given to the block first, if any).
     def in_copy(checkout, compiler_cache, ruby, compiler, script)
       unless SassEmbeddedRubies::Roots.current?(ruby)
         puts "no current #{ruby.root_name} root: the gem's platform task makes it"
@@ -282,7 +284,8 @@ module SassEmbeddedRelease
       FileUtils.mkdir_p(File.join(copy, 'pkg'))
       system('rsync', '--recursive', '--checksum', '--delete', "#{SassEmbeddedRelease.dir(checkout)}/",
              "#{File.join(copy, DIR)}/", exception: true)
-      SassEmbeddedRubies.run(ruby, "set -e; #{script}", checkout: copy).success?
+      yield copy if block_given?
+      SassEmbeddedRubies.run(ruby, script, checkout: copy).success?
     end
 
     # Under this machine's Ruby, which the x86_64-linux-gnu gem does not carry
@@ -308,6 +311,37 @@ module SassEmbeddedRelease
         puts "installed: #{specs.join(', ')}#{' (forced with --platform ruby)' if carried}"
         installed && picked &&
           system(env, RbConfig.ruby, File.join(checkout, 'test', 'install', 'check_installed_gem.rb'), chdir: tmp)
+      end
+    end
+
+    # x64-mingw-ucrt by name under the Windows Ruby that test:windows
+    # cross-built (kept in the roots' cache), under Wine in its root, the
+    # index read through Wine's Z: drive as a Windows user's file:///Z:/
+    # source.
+    module Wine
+      module_function
+
+      def step(checkout, compiler_cache)
+        windows = SassEmbeddedRubies::Windows
+        gem = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name(windows::PLATFORM))
+        return unless File.file?(gem)
+
+        ["#{windows::PLATFORM} by name under the Windows Ruby #{windows::MINOR}, under Wine",
+         lambda {
+           Install.in_copy(checkout, compiler_cache, SassEmbeddedRubies::WINE, windows::COMPILER, script) do |copy|
+             SassEmbeddedRubies::WindowsRuby.call(copy)
+           end
+         }]
+      end
+
+      def script
+        work = SassEmbeddedRubies::Windows::WORK
+        output = File.join(work, 'release-install.txt')
+        SassEmbeddedRubies::Wine.script(
+          ["timeout -k 10 600 wine #{work}/ruby/bin/ruby.exe test/install/platform_gem.rb --source Z:$PWD/#{DIR} " \
+           "#{SassEmbeddedRubies::Windows::PLATFORM} > #{output} 2>&1 </dev/null || failed=1",
+           "tr -d '\\r' < #{output}"]
+        )
       end
     end
   end

@@ -49,8 +49,11 @@ if ARGV.first == '--source'
   source = File.expand_path(source)
   check(File.file?(File.join(source, 'specs.4.8.gz')), "#{source} is not a gem source (no specs.4.8.gz)")
   require_relative '../../lib/sass/embedded/version'
-  what = "sass-embedded from file://#{source}/"
-  install = ['install', '--no-document', '--clear-sources', '--source', "file://#{source}/", 'sass-embedded']
+  # A Windows path (Z:/...) takes a third slash: file:///Z:/... (RubyGems
+  # drops the slash before the drive when it opens the file).
+  url = "file://#{'/' unless source.start_with?('/')}#{source}/"
+  what = "sass-embedded from #{url}"
+  install = ['install', '--no-document', '--clear-sources', '--source', url, 'sass-embedded']
 else
   gem_file = File.expand_path(ARGV.fetch(0) { abort USAGE })
   check(File.file?(gem_file), "#{gem_file} does not exist")
@@ -134,5 +137,5 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   size = File.size(gem_file) / 1024.0 / 1024
   puts format('platform gem %<name>s (%<size>.1f MiB) installed%<from>s in %<seconds>.1f s with PATH=ruby+gem, ' \
               'offline, no extconf', name: File.basename(gem_file), size:, seconds:,
-                                     from: source ? " by name from file://#{source}/" : '')
+                                     from: url ? " by name from #{url}" : '')
 end
