@@ -82,6 +82,24 @@ class RackLoaderTest < Minitest::Test
     end
   end
 
+  # A FIFO put where a partial would be is never opened (the compiler,
+  # reading it itself, waited on it for ever, and every request for the
+  # stylesheet with it): the load finds no file.
+  def test_a_fifo_in_a_partials_place_is_not_waited_on
+    skip 'no FIFOs here' unless File.respond_to?(:mkfifo)
+
+    fifo = File.join(@root, '_fifo.scss')
+    File.mkfifo(fifo)
+    write_file(File.join(@root, 'uses_fifo.scss'), "@use 'fifo';")
+    request = Thread.new { @app.call(rack_env('/uses_fifo.css')) }
+    response = request.join(budget(30))&.value
+    refute_nil response, 'the request waited on the FIFO'
+    assert_includes response[2].join, "Can't find stylesheet to import."
+  ensure
+    # A reader still waiting on the FIFO is let go when a writer closes it.
+    File.open(fifo, File::WRONLY | File::NONBLOCK, &:close) if request&.alive?
+  end
+
   def file_name(url) = File.basename(Sass::Embedded.const_get(:Url).unescape(url))
 
   # What the compiler says, the middleware says: two candidates, or none.
