@@ -15,6 +15,9 @@
 # compile: what the checks cost. WORKLOAD rack_components does the same for
 # a stylesheet of 200 components (bench/components.rb), and components
 # compiles that stylesheet in full, +count+ times, on the main thread.
+# WORKLOAD rack_compile compiles the Bootstrap stylesheet +count+ times as
+# the middleware does when a file changed (its Build: the Loaders find and
+# read every loaded file), on the main thread.
 
 require 'json'
 require 'tmpdir'
@@ -89,6 +92,17 @@ when 'rack', 'rack_components'
   raise 'a request recompiled the unchanged stylesheet' unless output.equal?(compiled)
 
   watched = output.snapshot.instance_variable_get(:@stats).size
+  compiles = count
+when 'rack_compile'
+  require_relative '../lib/sass/rack'
+  entry = ENV.fetch('BENCH_BOOTSTRAP')
+  paths = Sass::Rack.const_get(:SourcePath).new(File.dirname(entry), '/', maps: false, max_bytes: 16 * 1024 * 1024)
+  build = Sass::Rack.const_get(:Build).new({ style: :compressed, logger: Sass::Logger.silent }, paths:, maps: false)
+  compile = -> { build.call(entry, 'bootstrap.css').tap { |built| raise built.css if built.error } }
+  compile.call
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  cpu_started = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  count.times { |i| compile.call.tap { rss_samples << rss_kb if (i % [count / 10, 1].max).zero? } }
   compiles = count
 when 'components'
   count.times do |i|

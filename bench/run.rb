@@ -79,6 +79,10 @@ def rows
     # requests, and full compiles of it beside them.
     { name: 'main/5000r Sass::Rack 200 comps', kind: 'rack_components', count: scaled(5000, 50), threads: 1,
       modes: %w[multiplexed] },
+    # Bootstrap compiled as the middleware compiles it after a change (its
+    # Loaders read the loaded files), against 1t/100c bootstrap.
+    { name: 'main/100c Sass::Rack bootstrap compile', kind: 'rack_compile', count: scaled(100, 3), threads: 1,
+      modes: %w[multiplexed] },
     { name: 'main/100c 200 components', kind: 'components', count: scaled(100, 3), threads: 1,
       modes: %w[multiplexed] },
     *tiny_rows,
@@ -180,7 +184,7 @@ def format_row(row, mode, result, ratios)
 end
 
 abort "#{RAW} is missing: `rake bench` builds it" unless File.executable?(RAW)
-if ROWS.any? { |row| %w[bootstrap rack].include?(row[:kind]) } && !File.file?(BOOTSTRAP)
+if ROWS.any? { |row| %w[bootstrap rack rack_compile].include?(row[:kind]) } && !File.file?(BOOTSTRAP)
   abort "#{BOOTSTRAP} is missing: rake bench fetches it with npm"
 end
 
@@ -263,6 +267,17 @@ end
   puts "\nSass::Rack, unchanged #{what}: #{requests[:rate].round} requests/s " \
        "(#{format('%.1f', per_compile(requests, :host_cpu))} us CPU each#{watched}) against " \
        "#{format('%.1f', compiles[:rate])} full compiles/s: #{(requests[:rate] / compiles[:rate]).round} x"
+end
+
+rack_compile = results.find { |row| row[:kind] == 'rack_compile' }
+bootstrap = results.find { |row| row[:kind] == 'bootstrap' }
+if rack_compile && bootstrap
+  through = rack_compile[:results]['multiplexed']
+  direct = bootstrap[:results]['multiplexed']
+  puts format("\nSass::Rack compiling Bootstrap (its Loaders reading the loaded files): %.2f compiles/s, %.1f ms " \
+              'host CPU each, against Sass.compile: %.2f compiles/s, %.1f ms: %.2f x the time',
+              through[:rate], per_compile(through, :host_cpu) / 1000, direct[:rate],
+              per_compile(direct, :host_cpu) / 1000, direct[:rate] / through[:rate])
 end
 
 # The multi-process rows (bench/processes.rb), with the full matrix only
