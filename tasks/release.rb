@@ -156,13 +156,16 @@ module SassEmbeddedRelease
 
     # A platform task, run as rake runs it, leaves its gems in pkg/; gems left
     # there by an earlier run are removed first, so only this run's count.
+    # A task that fails releases nothing: its gem may be built and packed
+    # before its suite fails under it.
     def platform_task(task, gems, checkout)
       kept = gems.map { |gem| File.join(checkout, 'pkg', SassEmbeddedRelease.file_name(gem.platform)) }
       FileUtils.rm_f(kept)
       limit = gems.map(&:limit).max
       status, = SassEmbeddedRubies.stream({}, ['timeout', '-k', '30', limit.to_s, RbConfig.ruby, '-S', 'rake', task])
-      kept.each { |path| FileUtils.cp(path, SassEmbeddedRelease.gems_dir(checkout)) if File.file?(path) }
       raise "rake #{task} #{status.exitstatus == 124 ? "timed out after #{limit} s" : 'failed'}" unless status.success?
+
+      kept.each { |path| FileUtils.cp(path, SassEmbeddedRelease.gems_dir(checkout)) if File.file?(path) }
     end
   end
 

@@ -19,11 +19,9 @@ module Sass
     # @!visibility private
     class Loader
       SYNTAXES = { '.scss' => :scss, '.sass' => :indented, '.css' => :css }.freeze
-      # Without blocking: a FIFO in a file's place is refused, not waited on.
-      OPEN_FLAGS = File::RDONLY | File::NONBLOCK | (defined?(File::BINARY) ? File::BINARY : 0)
       # A URL with a scheme (+pkg:+, +file:+, an importer's own).
       SCHEME = /\A[a-z][a-z\d+.-]*:/i
-      private_constant :SYNTAXES, :OPEN_FLAGS, :SCHEME
+      private_constant :SYNTAXES, :SCHEME
 
       # @param max_bytes [Integer] the largest file read
       # @param load_paths [Array<String>, nil] the absolute directories a
@@ -92,7 +90,9 @@ module Sass
       # The file's text, unless it is above the bound (not read) or not a
       # regular file, which the compile then fails with.
       def read(path)
-        File.open(path, OPEN_FLAGS) do |file|
+        # Opened as SourcePath opens a stylesheet: without blocking, so that
+        # a FIFO that took a file's place since it was found is refused.
+        File.open(path, SourcePath::OPEN_FLAGS) do |file|
           stat = file.stat
           raise "#{path} is not a regular file" unless stat.file?
           raise too_large(path, stat.size) if stat.size > @max_bytes
