@@ -358,7 +358,9 @@ class RackMiddlewareTest < Minitest::Test
       # the contents are embedded, so developer tools show every source.
       assert_equal %w[../_shared.scss app.scss ../../vendor/_lib.scss].sort, map['sources'].sort
       sources = map['sources'].zip(map['sourcesContent']).to_h
-      assert_equal File.read(File.join(@root, 'sub', 'app.scss')), sources['app.scss']
+      # The file's bytes, as the compiler reads a file (on Windows, with the
+      # CRLFs File.write wrote and File.read would take out).
+      assert_equal File.binread(File.join(@root, 'sub', 'app.scss')), sources['app.scss']
       assert_equal '$x: 1px;', sources['../../vendor/_lib.scss']
       assert_equal URI("#{base}/css/_shared.scss"), URI.join("#{base}/css/sub/app.css.map", '../_shared.scss')
       assert_equal '304', http(base, '/css/sub/app.css.map', headers: { 'If-None-Match' => response['etag'] }).code
