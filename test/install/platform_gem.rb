@@ -108,7 +108,9 @@ Dir.mktmpdir('sass-embedded-platform-gem') do |tmp|
   }
   offline = offline_prefix
   if offline.empty?
-    puts 'note: no network namespace here (unshare -n); relying on --local and proxies that lead nowhere'
+    guard = url ? "--clear-sources with #{url} the only source" : '--local'
+    puts "note: no network namespace here (unshare -n); relying on #{guard}" \
+         "#{' and proxies that lead nowhere' if nowhere}"
   else
     puts "without a network: #{offline.join(' ')}"
   end
