@@ -141,6 +141,18 @@ class RackRefusalTest < Minitest::Test
     assert_equal 1, compiles
   end
 
+  # Requests +path+ from +app+ +times+ times, logging to +errors+: each
+  # answer an error page (200, never stored) that says each of +texts+,
+  # given to the block if any.
+  def error_pages(app, path, errors, times, *texts)
+    times.times do
+      status, headers, body = app.call(rack_env(path).merge('rack.errors' => errors))
+      assert_equal [200, 'no-store'], [status, headers['cache-control']], path
+      texts.each { |text| assert_includes body.join, text }
+      yield body.join if block_given?
+    end
+  end
+
   # A stylesheet above max_source_bytes (16 MiB by default) is neither read
   # nor compiled (a sparse file of gigabytes made Ruby and the compiler take
   # 4 GiB each): its request gets an error saying so (the error page; 500 in
@@ -151,11 +163,7 @@ class RackRefusalTest < Minitest::Test
     File.truncate(huge, 17 * 1024 * 1024) # sparse
     errors = StringIO.new
     app = Sass::Rack.new(teapot, root: @root, functions: counting_function)
-    2.times do
-      status, headers, body = app.call(rack_env('/huge.css').merge('rack.errors' => errors))
-      assert_equal [200, 'no-store'], [status, headers['cache-control']]
-      assert_includes body.join, 'above max_source_bytes (16777216): not compiled'
-    end
+    error_pages(app, '/huge.css', errors, 2, 'above max_source_bytes (16777216): not compiled')
     assert_equal 0, compiles
     assert_equal 1, errors.string.scan("huge.scss is #{17 * 1024 * 1024} bytes, above max_source_bytes").size
 
@@ -183,11 +191,9 @@ class RackRefusalTest < Minitest::Test
     app = Sass::Rack.new(teapot, root: @root, load_paths: [lib], functions: counting_function, max_source_bytes: 100)
     { 'app' => '_big', 'nested' => '_big', 'from_lib' => '_deep' }.each do |name, loaded|
       errors = StringIO.new
-      2.times do
-        status, headers, body = app.call(rack_env("/#{name}.css").merge('rack.errors' => errors))
-        assert_equal [200, 'no-store'], [status, headers['cache-control']]
-        assert_includes body.join, "#{loaded}.scss is #{big.bytesize} bytes, above max_source_bytes (100): not read"
-        refute_includes body.join, 'expected'
+      error_pages(app, "/#{name}.css", errors, 2,
+                  "#{loaded}.scss is #{big.bytesize} bytes, above max_source_bytes (100): not read") do |page|
+        refute_includes page, 'expected'
       end
       assert_equal 1, errors.string.scan(/#{loaded}\.scss is \d+ bytes/).size, name
     end
@@ -225,12 +231,7 @@ class RackRefusalTest < Minitest::Test
     app = Sass::Rack.new(teapot, root: @root, importers: [importer], functions: counting_function,
                                  max_source_bytes: 100)
     settle
-    3.times do
-      status, headers, body = app.call(rack_env('/app.css').merge('rack.errors' => errors))
-      assert_equal [200, 'no-store'], [status, headers['cache-control']]
-      assert_includes body.join, '_big.scss (loaded by '
-      assert_includes body.join, 'above max_source_bytes (100): not served'
-    end
+    error_pages(app, '/app.css', errors, 3, '_big.scss (loaded by ', 'above max_source_bytes (100): not served')
     assert_equal 1, compiles
     assert_equal 1, errors.string.scan(/_big\.scss \(loaded by .*app\.scss\) is 205 bytes/).size
 
