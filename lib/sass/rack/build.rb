@@ -116,10 +116,12 @@ module Sass
 
       # A file the compile loaded that is above max_source_bytes makes its
       # result one not served: an error that says which (the error page,
-      # logged once). The compiler reads loaded files itself, so it has read
-      # this one; the refusal keeps the compile's snapshot, so while the files
-      # stay as they are it stands and nothing compiles again. Sizes come
-      # from the snapshot's stats (a file it did not stat is stat'ed here).
+      # logged once). Only a file a custom importer or a pkg: URL resolved
+      # gets here (the compiler read it; the Loaders refuse the others before
+      # reading them); the refusal keeps the compile's snapshot, so while the
+      # files stay as they are it stands and nothing compiles again. Sizes
+      # come from the snapshot's stats (a file it did not stat is stat'ed
+      # here).
       def loaded_too_large(result, source, snapshot, started, rescue_errors)
         result.loaded_urls.each do |url|
           path = Snapshot.path_of(url)
