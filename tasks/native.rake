@@ -9,7 +9,7 @@ namespace :native do
   desc 'Build the extension as a platform gem carries it: on glibc Linux linked against glibc ' \
        "#{SassEmbeddedBuild::Glibc::FLOOR}'s symbol versions by zig (SASS_EMBEDDED_GLIBC: another, or system)"
   task compile: :compiler do
-    compile_extension(glibc: SassEmbeddedBuild::Glibc.requested(SassEmbeddedBuild::Glibc::FLOOR), reproducible: true)
+    compile_extension(glibc: SassEmbeddedBuild::Glibc.requested(SassEmbeddedBuild::Glibc::FLOOR))
   end
 
   desc 'Build this machine\'s platform gem (sass-embedded-VERSION-<platform>.gem) with every ' \
