@@ -97,10 +97,7 @@ module Sass
           raise "#{path} is not a regular file" unless stat.file?
           raise too_large(path, stat.size) if stat.size > @max_bytes
 
-          # As long as the file said it was (a longer read would allocate
-          # the whole bound), and if it grew meanwhile, up to the bound.
-          text = file.read(stat.size + 1) || +''
-          text << (file.read(@max_bytes + 1 - text.bytesize) || '') if text.bytesize > stat.size
+          text = SourcePath.read_bounded(file, stat.size, @max_bytes)
           raise too_large(path, text.bytesize) if text.bytesize > @max_bytes
 
           text.force_encoding(Encoding::UTF_8)

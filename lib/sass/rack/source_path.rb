@@ -147,13 +147,23 @@ module Sass
           return REFUSED unless opened && inside?(opened)
           return TooLarge.new(stat.size) if stat.size > @max_bytes
 
-          text = file.read(@max_bytes + 1) || +''
+          text = SourcePath.read_bounded(file, stat.size, @max_bytes)
           return TooLarge.new(text.bytesize) if text.bytesize > @max_bytes
 
           text.force_encoding(Encoding::UTF_8)
         end
       rescue SystemCallError, IOError
         REFUSED
+      end
+
+      # At most +max_bytes+ + 1 bytes of +file+, whose stat said +size+ (at
+      # most +max_bytes+): as many as the stat said (a read of the whole
+      # bound would allocate it), and if the file grew meanwhile, up to the
+      # bound. Binary: the caller says what encoding the text is in.
+      def self.read_bounded(file, size, max_bytes)
+        text = file.read(size + 1) || +''
+        text << (file.read(max_bytes + 1 - text.bytesize) || '') if text.bytesize > size
+        text
       end
 
       private
