@@ -38,7 +38,12 @@ class RackLoaderTest < Minitest::Test
     '_with-bom.scss' => "\uFEFFbom { x: y; }\r\n",
     'directory_index_import.scss' => "@import 'idir';",
     'idir/index.import.scss' => 'idir { for: import; }',
-    'idir/_index.scss' => 'idir { for: use; }'
+    'idir/_index.scss' => 'idir { for: use; }',
+    # One module where the file system ignores case (Windows, macOS: the
+    # compiler names both loads by the file's own name), and no file for
+    # the second load elsewhere.
+    'case.scss' => "@use 'Cased' as a; @use 'cased' as b;",
+    '_Cased.scss' => 'cased { once: yes; }'
   }.freeze
   LIBRARIES = {
     'lib1/_lib_only.sass' => "lib\n  syntax: indented\n",
@@ -98,6 +103,22 @@ class RackLoaderTest < Minitest::Test
   ensure
     # A reader still waiting on the FIFO is let go when a writer closes it.
     File.open(fifo, File::WRONLY | File::NONBLOCK, &:close) if request&.alive?
+  end
+
+  # Where the compiler names a file as its directory lists it, so does the
+  # middleware (a wrong case made two modules of one file under Wine); run
+  # here on Linux's case-sensitive names, as they would be listed.
+  def test_real_case_names_a_file_as_its_directory_lists_it
+    write_tree(@dir, { 'Mixed/Dir/_Name.scss' => '', 'Mixed/two/x.scss' => '', 'Mixed/two/X.scss' => '' })
+    loader = Sass::Rack.const_get(:Loader)
+    assert_equal "#{@dir}/Mixed/Dir/_Name.scss", loader.real_case("#{@dir}/mixed/dIR/_NAME.SCSS")
+    assert_equal "#{@dir}/Mixed/two/x.scss", loader.real_case("#{@dir}/MIXED/two/x.scss"), 'two candidates'
+    assert_equal "#{@dir}/Mixed/Dir/none.scss", loader.real_case("#{@dir}/mixed/dir/none.scss"), 'no candidate'
+    unlisted = "#{@dir}/mixed/dir/_name.scss/below"
+    assert_equal unlisted, loader.real_case(unlisted), 'a directory that cannot be listed'
+    cached = loader.new(1024)
+    assert_equal "#{@dir}/Mixed/Dir/_Name.scss", cached.send(:real_case, "#{@dir}/mixed/dir/_name.scss")
+    assert_equal "#{@dir}/Mixed/Dir/_Name.scss", cached.send(:real_case, "#{@dir}/MIXED/DIR/_name.scss")
   end
 
   def file_name(url) = File.basename(Sass::Embedded.const_get(:Url).unescape(url))
