@@ -134,8 +134,9 @@ module Sass
       end
 
       # Loader.real_case of +path+, its directory's kept (as the compiler
-      # keeps them): Bootstrap's 86 loads listed every directory above each
-      # file, 5 to 13 ms a compile.
+      # keeps them), so that a load lists one directory: listing every one
+      # above each of Bootstrap's 86 loads cost 5 to 13 ms of CPU a compile
+      # (measured here with REAL_CASE forced on), one each about 3.5 ms.
       def real_case(path)
         directory = File.dirname(path)
         real = @directories_lock.synchronize { @directories[directory] }
