@@ -344,7 +344,13 @@ class ConcurrencyTest < Minitest::Test
         e
       end
     end
-    sleep 0.5 # every thread is waiting by now
+    # Every thread waiting (a thread in the host's wait reports "sleep"),
+    # then a moment more: under qemu, where threads start slowly, a fixed
+    # half second once counted their start (111.5 switches a second).
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + budget(30)
+    sleep 0.01 until threads.all? { |thread| thread.status == 'sleep' } ||
+                     Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    sleep budget(0.5)
     before = context_switches
     sleep 2
     per_second = (context_switches - before) / 2.0
