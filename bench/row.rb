@@ -129,6 +129,8 @@ else
                         compiler.compile_string('x {y: z}')
                         bar
                       } } }]
+                    # About a millisecond of the compiler's: bench/raw's LOOP.
+                    when 'loop' then ["@for $i from 1 through 50 { .a-\#{$i} { width: $i * 1px; } }", {}]
                     when 'calls'
                       [Array.new(100) { |i| "b#{i}: foo()" }.join('; ').then { |body| "a { #{body} }" },
                        { functions: { 'foo()' => ->(_) { bar } } }]

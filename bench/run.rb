@@ -9,6 +9,9 @@
 #   side by side in the executor table);
 # - wait_for: the same host with the waitFor-style dispatcher (one compile at
 #   a time under a process-wide lock);
+# - spin=N: this gem with a fixed spin budget (SASS_EMBEDDED_SPIN_US=N)
+#   instead of the default, which follows how long answers take: in the
+#   one-at-a-time rows, side by side in a table of their own;
 # - portable: the default host built with the waiting mechanism of macOS and
 #   the BSDs (poll(2) and pipes instead of epoll and eventfd), and reader:
 #   built with Windows's (a reader thread per compiler), each mounted over
@@ -50,6 +53,11 @@ end.freeze
 # The rows that also run on the built-in executor (and the other waiting
 # mechanisms), for the executor and waiting tables.
 EXECUTORS = (%w[raw multiplexed thread wait_for] + OTHER_WAITS.keys).freeze
+# Fixed spin budgets (µs) beside the default's in the one-at-a-time rows:
+# tiny compiles, and a sweep for the loop that takes the compiler about a
+# millisecond (the default should come within 5% of the best of them).
+SPINS = %w[0 250 1000].map { |us| "spin=#{us}" }.freeze
+SPIN_SWEEP = %w[0 250 500 1000 2000 5000].map { |us| "spin=#{us}" }.freeze
 
 def scaled(count, minimum)
   [(count * SCALE).round, minimum].max
@@ -60,6 +68,7 @@ def tiny_rows
     [false, true].flat_map do |func|
       [false, true].map do |url|
         modes = threads != 4 && !url ? EXECUTORS : MODES
+        modes += SPINS if threads == 1 && !func && !url
         { name: "#{threads}t/100000c #{func ? 'w/' : 'w/o'} func #{url ? 'w/' : 'w/o'} url", kind: 'tiny',
           count: scaled(100_000, threads * 20), threads:, func:, url:, modes: }
       end
@@ -89,8 +98,13 @@ def rows
     # Most programs compile on their main thread.
     *[false, true].map do |func|
       { name: "main/100000c #{func ? 'w/' : 'w/o'} func w/o url", kind: 'tiny', count: scaled(100_000, 20),
-        threads: 1, func:, main: true, modes: EXECUTORS }
+        threads: 1, func:, main: true, modes: func ? EXECUTORS : EXECUTORS + SPINS }
     end,
+    # One at a time, a stylesheet the compiler takes about a millisecond for.
+    { name: '1t/20000c loop of 50', kind: 'loop', count: scaled(20_000, 20), threads: 1,
+      modes: %w[raw multiplexed] + SPIN_SWEEP },
+    { name: 'main/20000c loop of 50', kind: 'loop', count: scaled(20_000, 20), threads: 1, main: true,
+      modes: %w[raw multiplexed] + SPIN_SWEEP },
     # One fiber under a fiber scheduler (the async gem's), against the same
     # row without one.
     { name: '1f/100000c w/o func w/o url', kind: 'tiny', count: scaled(100_000, 20), threads: 1, fibers: 1,
@@ -133,9 +147,23 @@ def arguments(row, mode)
   args
 end
 
+# A fixed spin budget's mode (spin=N): N.
+def spin_budget(mode)
+  mode[/\Aspin=(\d+)\z/, 1]
+end
+
+def environment(row, mode)
+  env = { 'BENCH_BOOTSTRAP' => BOOTSTRAP }
+  # Fibers never spin before they sleep (see docs/performance.md), so
+  # neither does their ceiling.
+  env['SASS_EMBEDDED_SPIN_US'] = '0' if row[:fibers]
+  env['SASS_EMBEDDED_SPIN_US'] = spin_budget(mode) if spin_budget(mode)
+  env
+end
+
 def measure(row, mode)
-  row_script = [RbConfig.ruby, File.join(__dir__, 'row.rb'), OTHER_WAITS.key?(mode) ? 'multiplexed' : mode,
-                row[:kind], *arguments(row, mode)]
+  dispatch = OTHER_WAITS.key?(mode) || spin_budget(mode) ? 'multiplexed' : mode
+  row_script = [RbConfig.ruby, File.join(__dir__, 'row.rb'), dispatch, row[:kind], *arguments(row, mode)]
   command = if mode == 'raw'
               [RAW, COMPILER, row[:kind], *arguments(row, mode)]
             elsif OTHER_WAITS.key?(mode)
@@ -146,11 +174,7 @@ def measure(row, mode)
             else
               row_script
             end
-  # Fibers never spin before they sleep (see docs/performance.md), so
-  # neither does their ceiling.
-  env = { 'BENCH_BOOTSTRAP' => BOOTSTRAP }
-  env['SASS_EMBEDDED_SPIN_US'] = '0' if row[:fibers]
-  output = IO.popen(env, command, &:read)
+  output = IO.popen(environment(row, mode), command, &:read)
   raise "#{command.join(' ')} failed" unless $?.success? # rubocop:disable Style/SpecialGlobalVars
 
   JSON.parse(output.lines.last, symbolize_names: true).tap do |result|
@@ -255,6 +279,25 @@ else
   end
 end
 
+spin_rows = results.select { |row| row[:results].keys.any? { |mode| spin_budget(mode) } }
+unless spin_rows.empty?
+  puts
+  puts 'spin budgets side by side, one compile at a time (default: the budget follows recent answers; ' \
+       'spin=N: fixed, N us; x best = the best fixed budget\'s compiles/s over this one\'s, so 1.00 is the best):'
+  puts format('%-34s %-11s %9s %7s %8s %8s %8s %10s', 'row', 'budget', 'wall us/c', 'x best', 'host us', 'spin us',
+              'comp us', 'host+comp')
+  spin_rows.each do |row|
+    runs = row[:results].reject { |mode, _| %w[raw wait_for thread].include?(mode) || OTHER_WAITS.key?(mode) }
+    best = runs.select { |mode, _| spin_budget(mode) }.values.map { |result| result[:rate] }.max
+    runs.each do |mode, result|
+      puts format('%-34s %-11s %9.1f %7.2f %8.1f %8.1f %8.1f %10.1f', row[:name],
+                  mode == 'multiplexed' ? 'default' : mode, 1e6 / result[:rate], best / result[:rate],
+                  per_compile(result, :host_cpu), per_compile(result, :spun), per_compile(result, :compiler_cpu),
+                  per_compile(result, :host_cpu) + per_compile(result, :compiler_cpu))
+    end
+  end
+end
+
 { 'rack' => %w[bootstrap Bootstrap],
   'rack_components' => ['components', '200 components'] }.each do |kind, (full, what)|
   rack = results.find { |row| row[:kind] == kind }
@@ -326,6 +369,13 @@ end
 ['16t/100000c w/o func w/o url', '16t/100000c w/ func w/o url'].each do |name|
   target.call("#{name}: multiplexed >= 0.90 x raw", ratio(results, name), ratio(results, name) >= 0.90)
 end
+['1t/20000c loop of 50', 'main/20000c loop of 50'].each do |name|
+  measured = find(results, name)
+  best = measured.select { |mode, _| spin_budget(mode) }.values.map { |result| result[:rate] }.max
+  over = best / measured['multiplexed'][:rate]
+  target.call("#{name}: the default spin budget within 5% of the best fixed one (best's speed over it)", over,
+              over <= 1.05)
+end
 tiny = find(results, '1t/100000c w/o func w/o url')
 cpu = working_cpu(tiny['multiplexed']) / working_cpu(tiny['raw'])
 target.call('host CPU per 1t tiny compile, spins aside, <= 1.5 x raw\'s', cpu, cpu <= 1.5)
@@ -337,6 +387,9 @@ target.call('1t tiny on the main thread within 5% of another thread (x raw over 
             (main_over_thread - 1).abs <= 0.05)
 scheduler = ratio(results, '1f/100000c w/o func w/o url') / ratio(results, '1t/100000c w/o func w/o url')
 target.call('1t tiny in a fiber under a scheduler costs <= 10% (x raw over x raw)', scheduler, scheduler >= 0.9)
+bootstrap_run = find(results, '1t/100c bootstrap')['multiplexed']
+spinning = bootstrap_run[:spun] / bootstrap_run[:wall]
+target.call('bootstrap: < 1% of the time spent spinning', format('%.3f%%', spinning * 100), spinning < 0.01)
 target.call('bootstrap: multiplexed >= 0.97 x raw (no regression)', ratio(results, '1t/100c bootstrap'),
             ratio(results, '1t/100c bootstrap') >= 0.97)
 sleeping = ratio(results, '16t/2000c w/ func sleeping 1ms', 'multiplexed', 'wait_for')

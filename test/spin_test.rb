@@ -13,16 +13,19 @@ require 'open3'
 # process-wide, so each case runs in a process of its own.
 class SpinTest < Minitest::Test
   ROOT = File.expand_path('..', __dir__)
+  WARM = '60.times { Sass.compile_string("a{b:c}") }'
 
   def setup
     skip 'the spin needs two CPUs' if Etc.nprocessors < 2
   end
 
-  # Runs +script+ (after requiring the gem, with spins counted from there)
-  # in a new Ruby; its last line of output, parsed as [spins, caught,
-  # declined] (declined: waits that did not spin for want of a free CPU).
+  # Runs +script+ (after requiring the gem and warming the compiler, with
+  # spins counted from there) in a new Ruby; its last line of output, parsed
+  # as [spins, caught, declined] (declined: waits that did not spin for want
+  # of a free CPU). A fresh compiler's first dozen or so compiles take it
+  # milliseconds each, which the default budget does not spin for.
   def spins_in(script, env = {})
-    prelude = "require 'sass-embedded'; Sass.compile_string('a{b:c}'); " \
+    prelude = "require 'sass-embedded'; #{WARM}; " \
               'before = Sass::Embedded.const_get(:Host).spin_stats; '
     report = '; after = Sass::Embedded.const_get(:Host).spin_stats; ' \
              'puts [after[0] - before[0], after[1] - before[1], after[3] - before[3]].inspect'
@@ -89,6 +92,69 @@ class SpinTest < Minitest::Test
     assert_equal counts.last, counts.first, 'threads with spinning, and without'
   end
 
+  # The budget follows how long answers take (wait::answers): twice what
+  # nine in ten of the recent ones took, so a tiny compile's is well under
+  # the 2 ms beyond which nothing spins; a stylesheet that takes the
+  # compiler milliseconds gets no spin at all, and a set budget is kept.
+  def test_the_budget_follows_the_answers_and_long_ones_get_none
+    script = <<~'RUBY'
+      host = Sass::Embedded.const_get(:Host)
+      60.times { Sass.compile_string("a{b:c}") }
+      tiny = host.spin_stats[4]
+      long = "@for $i from 1 through 3000 { .a-#{$i} { width: $i * 1px; } }"
+      before = host.spin_stats
+      40.times { Sass.compile_string(long) }
+      after = host.spin_stats
+      puts [tiny, after[4], after[0] - before[0]].inspect
+    RUBY
+    output, status = Open3.capture2e(RbConfig.ruby, '-I', File.join(ROOT, 'lib'), '-e',
+                                     "require 'sass-embedded'\n#{script}")
+    assert status.success?, output
+    tiny, long, spins = eval(output.lines.last) # rubocop:disable Security/Eval
+    assert_operator tiny, :>, 0, output
+    assert_operator tiny, :<=, 0.004, 'a tiny compile\'s budget is twice an answer of at most 2 ms'
+    assert_nil long, 'a budget for answers that take milliseconds'
+    # The first compiles of the long stylesheet, before four of the last 32
+    # answers were long, may still spin.
+    assert_operator spins, :<=, 8, 'spins for long answers'
+
+    output, status = Open3.capture2e({ 'SASS_EMBEDDED_SPIN_US' => '700' }, RbConfig.ruby, '-I',
+                                     File.join(ROOT, 'lib'), '-e',
+                                     "require 'sass-embedded'\n#{script}")
+    assert status.success?, output
+    assert_equal [0.0007, 0.0007], eval(output.lines.last).first(2) # rubocop:disable Security/Eval
+  end
+
+  # A CPU quota (cgroup v1's cpu.cfs_quota_us, as a container's CPU limit
+  # sets) of 1.5 CPUs, on a machine with two idle ones: the machine's idle
+  # time says spin, but a lone compile uses more than half a CPU of the
+  # quota, so a spinning thread's whole CPU would not fit in it, and the
+  # gate declines every spin. With a quota of 4 CPUs the same compiles may
+  # spin: the quota is read, and it is not what declines.
+  def test_nothing_spins_beyond_a_cpu_quota
+    cpu, cpuacct = v1_cpu_hierarchies
+    skip 'needs root and cgroup v1\'s cpu and cpuacct controllers (this machine\'s kind has them)' unless cpu
+
+    script = '300.times { Sass.compile_string("a{b:c}") }; ' \
+             'puts Sass::Embedded.const_get(:Host).spin_stats[5].inspect'
+    quotas = { 150_000 => 1.5, 400_000 => 4.0 }.to_h do |quota_us, cpus|
+      within_cpu_quota(cpu, cpuacct, quota_us) do |enter|
+        output, status = Open3.capture2e(RbConfig.ruby, '-e', enter, '-I', File.join(ROOT, 'lib'), '-I', __dir__,
+                                         '-e', "require 'sass-embedded'; #{WARM}; " \
+                                               'before = Sass::Embedded.const_get(:Host).spin_stats; ' \
+                                               "#{script}; after = Sass::Embedded.const_get(:Host).spin_stats; " \
+                                               'puts [after[0] - before[0], after[3] - before[3]].inspect')
+        assert status.success?, output
+        seen = eval(output.lines[-2]) # rubocop:disable Security/Eval
+        assert_in_delta cpus, seen, 0.001, "the quota the gate read: #{output}"
+        [cpus, eval(output.lines.last)] # rubocop:disable Security/Eval
+      end
+    end
+    spins, declined = quotas[1.5]
+    assert_equal 0, spins, 'spins under a quota of 1.5 CPUs'
+    assert_operator declined, :>=, 1, 'the gate was asked and declined'
+  end
+
   def test_nobody_spins_with_a_budget_of_zero
     assert_equal [0, 0, 0], spins_in('20.times { Sass.compile_string("a{b:c}") }', 'SASS_EMBEDDED_SPIN_US' => '0')
   end
@@ -128,5 +194,46 @@ class SpinTest < Minitest::Test
                                      "require 'sass-embedded'\n#{script}")
     assert status.success?, output
     assert_equal 'during 0', output.lines.grep(/\Aduring/).last&.strip
+  end
+
+  private
+
+  # Where cgroup v1's cpu and cpuacct controllers are mounted (writable, as
+  # root), or nil.
+  def v1_cpu_hierarchies
+    return unless RUBY_PLATFORM.include?('linux') && Process.euid.zero?
+
+    mounts = File.readlines('/proc/self/mountinfo').filter_map do |line|
+      fields, after = line.split(' - ', 2)
+      type, _, options = after.split
+      [options.split(','), fields.split[4]] if type == 'cgroup'
+    end
+    found = %w[cpu cpuacct].map { |controller| mounts.find { |options, _| options.include?(controller) }&.last }
+    found if found.all? { |dir| dir && File.writable?(dir) }
+  end
+
+  # Makes a cgroup of its own in both hierarchies with a CPU quota of
+  # +quota_us+ per 100 ms and yields the Ruby code that moves the process
+  # running it there; removes the cgroup afterwards.
+  def within_cpu_quota(cpu, cpuacct, quota_us)
+    name = "sass-embedded-test-#{Process.pid}-#{quota_us}"
+    dirs = [cpu, cpuacct].uniq.map { |root| File.join(root, name) }
+    dirs.each { |dir| Dir.mkdir(dir) }
+    File.write(File.join(cpu, name, 'cpu.cfs_period_us'), '100000')
+    File.write(File.join(cpu, name, 'cpu.cfs_quota_us'), quota_us.to_s)
+    yield dirs.map { |dir| "File.write(#{File.join(dir, 'cgroup.procs').inspect}, Process.pid.to_s)" }.join('; ')
+  ensure
+    dirs&.each do |dir|
+      # Its processes have ended (the compiler with the Ruby that started
+      # it); the kernel lets go of a cgroup a moment after.
+      50.times do
+        Dir.rmdir(dir)
+        break
+      rescue Errno::ENOENT
+        break
+      rescue Errno::EBUSY
+        sleep 0.1
+      end
+    end
   end
 end

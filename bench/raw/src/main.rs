@@ -3,8 +3,9 @@
 //! objects), so the table can show the host's overhead over the compiler.
 //!
 //! Usage: `sass-embedded-bench-raw COMPILER WORKLOAD [key=value ...]`, where
-//! WORKLOAD is `startup`, `bootstrap`, `tiny`, `calls` (100 function calls),
-//! `sleep` or `nested`, and the
+//! WORKLOAD is `startup`, `bootstrap`, `tiny`, `loop` (a `@for` over 50
+//! rules, which the compiler takes about a millisecond for), `calls` (100
+//! function calls), `sleep` or `nested`, and the
 //! keys are `count`, `threads`, `func` (0/1), `url` (0/1), `path`,
 //! `sleep_ms`, `executor` (`tokio` or `thread`) and `barrier` (0/1: for the
 //! multi-process rows, warm up with 300 compiles, print `ready`, wait for a
@@ -72,6 +73,7 @@ impl Workload {
             "nested" => string_input("a { b: nest() }", false),
             "sleep" => string_input("a { b: foo() }", false),
             "calls" => string_input(&hundred_calls(), false),
+            "loop" => string_input(LOOP, false),
             _ => string_input(
                 if self.func {
                     "a {b: foo()}"
@@ -101,6 +103,10 @@ impl Workload {
         }
     }
 }
+
+/// A stylesheet the compiler takes about a millisecond for: the same as
+/// bench/row.rb's.
+const LOOP: &str = "@for $i from 1 through 50 { .a-#{$i} { width: $i * 1px; } }";
 
 /// A stylesheet that calls the host function 100 times.
 fn hundred_calls() -> String {

@@ -34,7 +34,7 @@ use crate::error::HostError;
 use crate::framing::{encode_packet, encode_varint, frame, packet_body, varint_len};
 use crate::host::Pool;
 use crate::protocol::{inbound_message, outbound_message, InboundMessage};
-use crate::wait::{spin, Fds, Wait, Waker};
+use crate::wait::{answers::Answer, spin, Fds, Wait, Waker};
 
 /// What a caller gets.
 #[derive(Debug)]
@@ -85,6 +85,9 @@ struct Inbox {
     slept: Slept,
     /// Nothing was asked yet: the request just went out.
     fresh: bool,
+    /// The answer it waits for, timed to learn how long answers take (see
+    /// [`crate::wait::answers`]).
+    answer: Answer,
     /// The fork generation of the process that started it (see
     /// [`Inbox::forked`]).
     generation: u64,
@@ -107,6 +110,7 @@ impl Inbox {
             waker,
             slept: Slept::Nothing,
             fresh: true,
+            answer: Answer::default(),
             generation: crate::fork::generation(),
             _caller: spin::Caller::enter(),
         }
@@ -136,8 +140,15 @@ impl Inbox {
             slept,
             fresh,
         ) {
-            Next::Event(event) => Ok(event),
+            Next::Event(event) => {
+                self.answer.came(spin::callers() == 1);
+                Ok(event)
+            }
             Next::Wait(wait, slept) => {
+                // Watching the compiler alone: the wait is for this
+                // caller's own answer, nobody else's.
+                let watching = matches!(slept, Slept::Selector);
+                self.answer.waits(watching && spin::callers() == 1);
                 self.slept = slept;
                 Err(wait)
             }

@@ -294,6 +294,25 @@ pub fn clock_ticks_per_second() -> u64 {
         .unwrap_or(100)
 }
 
+/// How many CPUs this process's affinity mask allows (Linux
+/// `sched_getaffinity`), or `None` if it cannot be read. Unlike the
+/// standard library's `available_parallelism`, it does not count a cgroup's
+/// CPU quota.
+#[cfg(target_os = "linux")]
+pub fn affinity_cpus() -> Option<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid, empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, exclusively borrowed cpu_set_t of the size
+    // passed, for the kernel to fill in for this process (pid 0).
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return None;
+    }
+    // SAFETY: `set` was filled in by the kernel; CPU_COUNT only reads it.
+    let count = unsafe { libc::CPU_COUNT(&set) };
+    usize::try_from(count).ok().filter(|&count| count > 0)
+}
+
 /// Makes the kernel kill the child `command` starts when the thread that
 /// starts it ends (Linux `PR_SET_PDEATHSIG`). The host starts compilers from
 /// its executor's thread, which lives as long as the host, and which ends

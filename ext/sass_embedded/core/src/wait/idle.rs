@@ -13,15 +13,40 @@
 //! measured), one beside two busy loops or another compiling process does
 //! not (0.1–0.4).
 //!
+//! Where the process's cgroup has a CPU quota ([`quota`]: a container's
+//! CPU limit), the machine's idle CPUs are not the process's to take: over
+//! the window the quota must also have left a whole CPU unused by the
+//! cgroup apart from this process's spinning. A spinning thread takes at
+//! most one CPU, so a spin then never pushes the cgroup past its quota
+//! (where the kernel would stop every process of it until the next period).
+//! That also keeps a quota under two CPUs from spinning: a lone compile
+//! itself uses more than the rest.
+//!
 //! Elsewhere (macOS, the BSDs, Windows) nothing is read and the answer is
 //! always yes: the spin's own pacing ([`super::spin`]) is the only guard.
 
 #[cfg(target_os = "linux")]
-pub(crate) use linux::cpu_to_spare;
+mod quota;
+
+#[cfg(target_os = "linux")]
+pub(crate) use linux::{cpu_to_spare, cpus, quota_cpus};
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn cpu_to_spare() -> bool {
     true
+}
+
+/// How many CPUs the process may run on (where a quota is the gate's to
+/// judge, not counting it).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The CPU quota the gate last saw, in CPUs (none elsewhere than Linux).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn quota_cpus() -> Option<f64> {
+    None
 }
 
 /// How old a verdict may be before the CPU times are read again.
@@ -30,9 +55,11 @@ pub const WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
 #[cfg(target_os = "linux")]
 mod linux {
     use std::io::{BufRead, BufReader};
-    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Mutex, OnceLock};
     use std::time::{Duration, Instant};
 
+    use super::quota::{Quota, Reading};
     use super::WINDOW;
 
     /// The CPU times at one moment.
@@ -43,6 +70,8 @@ mod linux {
         idle_ticks: u64,
         /// This process's CPU time spent spinning.
         spun: Duration,
+        /// The cgroup's CPU quota and use, where one applies.
+        quota: Option<Reading>,
     }
 
     struct Gate {
@@ -56,7 +85,8 @@ mod linux {
     });
 
     /// Whether a spin may take a CPU now (see the module docs). The first
-    /// call, and any where the times cannot be read, say yes.
+    /// call, and any where the times cannot be read, say yes, unless a quota
+    /// applies.
     pub(crate) fn cpu_to_spare() -> bool {
         // Only a lone caller asks; should two ever ask at once, the second
         // does not spin.
@@ -72,9 +102,15 @@ mod linux {
             gate.verdict = true;
             return true;
         };
-        if let Some(last) = gate.last {
-            gate.verdict = spare(&last, &sample, crate::sys::clock_ticks_per_second());
-        }
+        gate.verdict = match gate.last {
+            Some(last) => {
+                spare(&last, &sample, crate::sys::clock_ticks_per_second())
+                    && quota_spare(&last, &sample)
+            }
+            // The first window: the machine is taken to have a CPU to spare,
+            // a quota not until a window under it was seen.
+            None => sample.quota.is_none(),
+        };
         gate.last = Some(sample);
         gate.verdict
     }
@@ -94,13 +130,66 @@ mod linux {
         (idle + spun) / wall >= FREE
     }
 
+    /// The CPU of the quota that must have been free (unused by the cgroup,
+    /// or this process spinning) over a window, in CPUs: a spinning thread's
+    /// whole CPU.
+    const QUOTA_FREE: f64 = 1.0;
+
+    /// Whether, between `from` and `to`, the quota (if one applies) left
+    /// [`QUOTA_FREE`] unused. A quota that just appeared says no until a
+    /// window has been seen under it.
+    fn quota_spare(from: &Sample, to: &Sample) -> bool {
+        let Some(now) = to.quota else {
+            return true;
+        };
+        let Some(before) = from.quota else {
+            return false;
+        };
+        let wall = (to.at - from.at).as_secs_f64();
+        if wall <= 0.0 {
+            return true;
+        }
+        let used = now.used.saturating_sub(before.used).as_secs_f64();
+        let spun = to.spun.saturating_sub(from.spun).as_secs_f64();
+        now.cpus - (used - spun).max(0.0) / wall >= QUOTA_FREE
+    }
+
+    /// The quota last read, in thousandths of a CPU (0: none).
+    static QUOTA_MILLICPUS: AtomicU64 = AtomicU64::new(0);
+
+    /// The CPU quota the gate last saw, in CPUs.
+    pub(crate) fn quota_cpus() -> Option<f64> {
+        match QUOTA_MILLICPUS.load(Ordering::Relaxed) {
+            0 => None,
+            millicpus => Some(millicpus as f64 / 1000.0),
+        }
+    }
+
+    /// How many CPUs the process may run on: its affinity mask's, not
+    /// counting a quota (the standard library's count does), which the gate
+    /// judges by what the cgroup uses.
+    pub(crate) fn cpus() -> usize {
+        crate::sys::affinity_cpus()
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
     fn sample(at: Instant) -> Option<Sample> {
+        static QUOTA: OnceLock<Option<Quota>> = OnceLock::new();
         let spun = crate::wait::spin::stats().spun;
         let idle_ticks = read_stat(BufReader::new(std::fs::File::open("/proc/stat").ok()?))?;
+        let quota = QUOTA
+            .get_or_init(Quota::find)
+            .as_ref()
+            .and_then(Quota::read);
+        QUOTA_MILLICPUS.store(
+            quota.map_or(0, |quota| (quota.cpus * 1000.0).round().max(1.0) as u64),
+            Ordering::Relaxed,
+        );
         Some(Sample {
             at,
             idle_ticks,
             spun,
+            quota,
         })
     }
 
@@ -142,7 +231,55 @@ mod linux {
                 at,
                 idle_ticks,
                 spun: Duration::from_millis(spun_ms),
+                quota: None,
             }
+        }
+
+        fn quota(at: Instant, spun_ms: u64, cpus: f64, used_ms: u64) -> Sample {
+            Sample {
+                quota: Some(Reading {
+                    cpus,
+                    used: Duration::from_millis(used_ms),
+                }),
+                ..sample(at, 0, spun_ms)
+            }
+        }
+
+        #[test]
+        fn under_a_quota_a_whole_cpu_of_it_must_be_left_apart_from_spinning() {
+            let start = Instant::now();
+            let later = start + Duration::from_millis(100);
+            // 100 ms under a quota of 2 CPUs. A lone compile: 65 ms used by
+            // the cgroup, or 145 ms of which 80 spun.
+            assert!(quota_spare(
+                &quota(start, 0, 2.0, 0),
+                &quota(later, 0, 2.0, 65)
+            ));
+            assert!(quota_spare(
+                &quota(start, 0, 2.0, 0),
+                &quota(later, 80, 2.0, 145)
+            ));
+            // Two processes compiling in the container: 130 ms used, 40 of
+            // them this one's spinning; or with a busy loop beside it.
+            assert!(!quota_spare(
+                &quota(start, 0, 2.0, 0),
+                &quota(later, 40, 2.0, 200)
+            ));
+            assert!(!quota_spare(
+                &quota(start, 0, 2.0, 0),
+                &quota(later, 0, 2.0, 165)
+            ));
+            // 1.5 CPUs: a lone compile leaves less than a CPU.
+            assert!(!quota_spare(
+                &quota(start, 0, 1.5, 0),
+                &quota(later, 0, 1.5, 65)
+            ));
+            // No quota; one that just appeared.
+            assert!(quota_spare(&sample(start, 0, 0), &sample(later, 0, 0)));
+            assert!(!quota_spare(
+                &sample(start, 0, 0),
+                &quota(later, 0, 2.0, 10)
+            ));
         }
 
         #[test]

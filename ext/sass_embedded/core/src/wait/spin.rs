@@ -8,14 +8,16 @@
 //! paying a cross-CPU wake-up and a cold cache at every hop. Measured on a
 //! 2-vCPU machine (see docs/performance.md): 1–2 CPU migrations of the
 //! compiler per compile and 270–330 µs per compile. If the caller instead
-//! keeps its CPU busy for a while, the compiler settles on the other CPU and
-//! stays there, and the caller sees the answer without being woken: no
-//! migrations, 170–200 µs per compile, for 100–130 µs more host CPU.
+//! keeps its CPU busy until the answer comes, the compiler settles on the
+//! other CPU and stays there, and the caller sees the answer without being
+//! woken: no migrations, 170–200 µs per compile.
 //!
 //! So the watcher spins, looking at its descriptors without blocking, for at
-//! most [`budget`] (250 µs by default, `SASS_EMBEDDED_SPIN_US` to change
-//! it, 0 to turn it off) before it sleeps as usual, and only where that
-//! costs nobody anything:
+//! most [`budget`] before it sleeps as usual. The budget follows how long
+//! this process's answers take ([`super::answers`]: a little more than nine
+//! in ten of the recent ones, nothing where they take milliseconds);
+//! `SASS_EMBEDDED_SPIN_US` sets a fixed one instead (0 turns spinning off).
+//! And it spins only where that costs nobody anything:
 //!
 //! - it is the only caller in the process with a compile or version request
 //!   in flight ([`Caller`] counts them), so no other caller of this host
@@ -25,13 +27,14 @@
 //! - it is a thread, not a fiber under a scheduler (whose other fibers need
 //!   the thread): the runtime decides that (see `Wait::Spin`);
 //! - a CPU is free for it ([`super::idle`]: on Linux, half a CPU was idle
-//!   or spun by this process over the last 100 ms). A spin pays only while
-//!   another CPU is idle for the compiler; where every CPU is busy (several
+//!   or spun by this process over the last 100 ms, and a whole one of the
+//!   process's CPU quota, where one applies). A spin pays only while another
+//!   CPU is idle for the compiler; where every CPU is busy (several
 //!   processes compiling, other work), the answer comes late, the spin
 //!   burns its whole budget, and its CPU is taken from the compiler it
 //!   waits for or from someone else. Each process sees only its own
 //!   callers, so it asks the scheduler's view;
-//! - its spins catch their answers ([`Pacing`]): where answers take longer
+//! - its spins catch their answers ([`Pacing`]): where answers come later
 //!   than the budget, spinning all but stops (a probe every [`MAX_PAUSE`] +
 //!   1 waits) until one catches again.
 //!
@@ -43,10 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::{wait_readable, Fds};
-
-/// The budget when `SASS_EMBEDDED_SPIN_US` does not set one.
-const DEFAULT_BUDGET: Duration = Duration::from_micros(250);
+use super::{answers, wait_readable, Fds};
 
 /// The most `SASS_EMBEDDED_SPIN_US` may ask for: spinning longer than a
 /// few milliseconds never pays.
@@ -114,13 +114,18 @@ pub(crate) fn callers() -> u64 {
 
 /// How long the watcher may spin now: `Some` only for a lone caller on a
 /// machine with two CPUs or more, one of them to spare now
-/// ([`super::idle`]), a budget that is not 0, and spins that have been
-/// catching their answers ([`Pacing`]).
+/// ([`super::idle`]), a budget that is not 0 (answers that are not long,
+/// where it follows them), and spins that have been catching their answers
+/// ([`Pacing`]).
 pub(crate) fn budget() -> Option<Duration> {
-    let budget = configured().unwrap_or(Duration::ZERO);
-    if budget.is_zero() || callers() > 1 {
+    if callers() > 1 {
         return None;
     }
+    let budget = match configured() {
+        Ok(Budget::Fixed(budget)) if !budget.is_zero() => budget,
+        Ok(Budget::Answers) => answers::budget()?,
+        Ok(Budget::Fixed(_)) | Err(_) => return None,
+    };
     if !super::idle::cpu_to_spare() {
         DECLINED.fetch_add(1, Ordering::Relaxed);
         return None;
@@ -131,30 +136,43 @@ pub(crate) fn budget() -> Option<Duration> {
 /// The variable that sets the budget, in whole microseconds.
 pub const BUDGET_VARIABLE: &str = "SASS_EMBEDDED_SPIN_US";
 
-/// The budget, from `SASS_EMBEDDED_SPIN_US` or the default, or zero on a
-/// single CPU; read once. An error says what is wrong with the variable
-/// (the runtime raises it when a host is made: see [`check_configuration`]),
-/// and then nothing spins.
-fn configured() -> Result<Duration, &'static str> {
-    static BUDGET: OnceLock<Result<Duration, String>> = OnceLock::new();
+/// What sets the spin's budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Budget {
+    /// `SASS_EMBEDDED_SPIN_US` (0: never spin; so on a single CPU).
+    Fixed(Duration),
+    /// How long recent answers took ([`answers`]): the default.
+    Answers,
+}
+
+/// The budget's rule, from `SASS_EMBEDDED_SPIN_US` or the default, or no
+/// spin on a single CPU; read once. An error says what is wrong with the
+/// variable (the runtime raises it when a host is made: see
+/// [`check_configuration`]), and then nothing spins.
+fn configured() -> Result<Budget, &'static str> {
+    static BUDGET: OnceLock<Result<Budget, String>> = OnceLock::new();
     let budget = BUDGET.get_or_init(|| {
         let budget = parse_budget(std::env::var(BUDGET_VARIABLE).ok().as_deref())?;
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Ok(if cpus < 2 { Duration::ZERO } else { budget })
+        Ok(if super::idle::cpus() < 2 {
+            Budget::Fixed(Duration::ZERO)
+        } else {
+            budget
+        })
     });
     budget.as_ref().copied().map_err(String::as_str)
 }
 
 /// The budget `value` of `SASS_EMBEDDED_SPIN_US` asks for: unset or empty,
-/// the default; whole microseconds up to [`MAX_BUDGET`] (more is cut to
-/// it); 0 turns spinning off. Anything else is refused, since a budget
-/// that was meant and silently not taken is worse than an error.
-fn parse_budget(value: Option<&str>) -> Result<Duration, String> {
+/// the one recent answers call for; whole microseconds up to [`MAX_BUDGET`]
+/// (more is cut to it); 0 turns spinning off. Anything else is refused,
+/// since a budget that was meant and silently not taken is worse than an
+/// error.
+fn parse_budget(value: Option<&str>) -> Result<Budget, String> {
     let Some(value) = value.map(str::trim).filter(|value| !value.is_empty()) else {
-        return Ok(DEFAULT_BUDGET);
+        return Ok(Budget::Answers);
     };
     match value.parse::<u64>() {
-        Ok(micros) => Ok(Duration::from_micros(micros).min(MAX_BUDGET)),
+        Ok(micros) => Ok(Budget::Fixed(Duration::from_micros(micros).min(MAX_BUDGET))),
         Err(_) => Err(format!(
             "{BUDGET_VARIABLE} must be a whole number of microseconds to spin before sleeping \
              (0 turns spinning off, at most {}), got {value:?}",
@@ -174,19 +192,23 @@ pub fn check_configuration() -> Result<(), String> {
 pub const MAX_PAUSE: u32 = 63;
 
 /// How often to spin, from what recent spins caught. A spin that misses
+/// right after one that caught changes nothing: the budget is meant to
+/// outlast nearly every answer, and pausing after one late answer would
+/// send the next waits to sleep, where the compiler's threads go cold and
+/// migrate, and their answers come late too. Each further miss in a row
 /// doubles the pause (the number of waits that do not spin before the next
 /// one does) plus one, up to [`MAX_PAUSE`]; one that catches its answer
-/// ends the pause. So where answers take longer than the budget (large
-/// stylesheets, slow callbacks) spinning drifts to a probe every
-/// [`MAX_PAUSE`] + 1 waits instead of burning its budget at every wait, and
-/// where they come within it, every wait spins. (A busy machine is the CPU
-/// gate's to judge, [`super::idle`]: a probe after a pause meets a compiler
-/// gone cold, which catches less often than a run of spins does, so the
-/// catches alone would judge an idle machine busy.) A spin stopped by an
-/// interrupt says nothing either way.
+/// ends the pause. So where answers take longer than the budget (a fixed
+/// budget too short for them, slow callbacks) spinning drifts to a probe
+/// every [`MAX_PAUSE`] + 1 waits instead of burning its budget at every
+/// wait, and where they come within it, every wait spins. (A busy machine
+/// is the CPU gate's to judge, [`super::idle`]: a probe after a pause meets
+/// a compiler gone cold, which catches less often than a run of spins does,
+/// so the catches alone would judge an idle machine busy.) A spin stopped
+/// by an interrupt says nothing either way.
 pub struct Pacing {
-    /// The pause after the last spin.
-    pause: AtomicU32,
+    /// Spins that missed in a row, up to the last.
+    misses: AtomicU32,
     /// Waits left before the next spin.
     left: AtomicU32,
 }
@@ -196,7 +218,7 @@ static PACING: Pacing = Pacing::new();
 impl Pacing {
     pub const fn new() -> Self {
         Self {
-            pause: AtomicU32::new(0),
+            misses: AtomicU32::new(0),
             left: AtomicU32::new(0),
         }
     }
@@ -213,13 +235,16 @@ impl Pacing {
 
     /// A spin ended, having caught its answer or not.
     pub fn record(&self, caught: bool) {
-        let pause = self.pause.load(Ordering::Relaxed);
-        let pause = if caught {
+        let misses = if caught {
             0
         } else {
-            (pause * 2 + 1).min(MAX_PAUSE)
+            self.misses.load(Ordering::Relaxed).saturating_add(1)
         };
-        self.pause.store(pause, Ordering::Relaxed);
+        self.misses.store(misses, Ordering::Relaxed);
+        // 0, 0, 1, 3, 7, ... waits of pause after 0, 1, 2, 3, 4, ... misses.
+        let pause = 1u32
+            .checked_shl(misses.saturating_sub(1))
+            .map_or(MAX_PAUSE, |doubled| (doubled - 1).min(MAX_PAUSE));
         self.left.store(pause, Ordering::Relaxed);
     }
 }
@@ -240,9 +265,10 @@ static DECLINED: AtomicU64 = AtomicU64::new(0);
 /// saw a descriptor become readable before their budget ran out, the CPU
 /// time they took in all (the spinning thread's, not the wall time, which
 /// also counts while another thread had the CPU), and how many waits did not
-/// spin for want of a free CPU. For the benchmark, which reports the host's
-/// CPU with and without it, and the tests.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// spin for want of a free CPU; and what a lone caller's spin would be
+/// given now, and the CPU quota the gate judges by. For the benchmark, which
+/// reports the host's CPU with and without it, and the tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
     pub spins: u64,
     pub caught: u64,
@@ -250,6 +276,13 @@ pub struct Stats {
     /// Waits of a lone caller that did not spin because no CPU was free
     /// ([`super::idle`]).
     pub declined: u64,
+    /// The budget a lone caller's spin would have now, CPU and pacing
+    /// aside: `SASS_EMBEDDED_SPIN_US`'s, or the one recent answers call for
+    /// ([`answers`]); `None` if nothing would spin.
+    pub budget: Option<Duration>,
+    /// The process's CPU quota, in CPUs, as the gate last read it
+    /// ([`super::idle`]); `None` where none applies (or none was read yet).
+    pub quota: Option<f64>,
 }
 
 /// The spins of this process so far.
@@ -259,6 +292,12 @@ pub fn stats() -> Stats {
         caught: CAUGHT.load(Ordering::Relaxed),
         spun: Duration::from_nanos(SPUN_NANOS.load(Ordering::Relaxed)),
         declined: DECLINED.load(Ordering::Relaxed),
+        budget: match configured() {
+            Ok(Budget::Fixed(budget)) => Some(budget).filter(|budget| !budget.is_zero()),
+            Ok(Budget::Answers) => answers::budget(),
+            Err(_) => None,
+        },
+        quota: super::idle::quota_cpus(),
     }
 }
 
@@ -367,14 +406,15 @@ mod tests {
         assert_eq!(spins(&pacing, 10), 10);
         pacing.record(true);
         assert_eq!(spins(&pacing, 10), 10);
-        // Each miss doubles the pause (plus one): 1, 3, 7, ... up to MAX_PAUSE.
+        // The first miss in a row pauses nothing; each further one doubles
+        // the pause (plus one): 1, 3, 7, ... up to MAX_PAUSE.
         let mut pauses = Vec::new();
-        for _ in 0..8 {
+        for _ in 0..9 {
             pacing.record(false);
             let pause = (0..).take_while(|_| !pacing.spin_now()).count();
             pauses.push(pause);
         }
-        assert_eq!(pauses, [1, 3, 7, 15, 31, 63, 63, 63]);
+        assert_eq!(pauses, [0, 1, 3, 7, 15, 31, 63, 63, 63]);
         assert_eq!(MAX_PAUSE, 63);
         // A probe that catches ends the pause: every wait spins again.
         pacing.record(true);
@@ -391,17 +431,18 @@ mod tests {
                 pacing.record(false);
             }
         }
-        // 1, 3, 7, 15, 31 waits of pause, then 63: 105 spins in 6400 waits.
+        // 0, 1, 3, 7, 15, 31 waits of pause, then 63: 106 spins in 6400 waits.
         assert!((100..=110).contains(&spun), "{spun} of 6400 waits spun");
     }
 
     #[test]
     fn the_budget_variable_is_whole_microseconds_or_an_error() {
-        assert_eq!(parse_budget(None), Ok(DEFAULT_BUDGET));
-        assert_eq!(parse_budget(Some("")), Ok(DEFAULT_BUDGET));
-        assert_eq!(parse_budget(Some(" 80 ")), Ok(Duration::from_micros(80)));
-        assert_eq!(parse_budget(Some("0")), Ok(Duration::ZERO));
-        assert_eq!(parse_budget(Some("999999")), Ok(MAX_BUDGET));
+        assert_eq!(parse_budget(None), Ok(Budget::Answers));
+        assert_eq!(parse_budget(Some("")), Ok(Budget::Answers));
+        let fixed = |micros| Ok(Budget::Fixed(Duration::from_micros(micros)));
+        assert_eq!(parse_budget(Some(" 80 ")), fixed(80));
+        assert_eq!(parse_budget(Some("0")), fixed(0));
+        assert_eq!(parse_budget(Some("999999")), Ok(Budget::Fixed(MAX_BUDGET)));
         for bad in ["fast", "1.5", "-3", "250us"] {
             let error = parse_budget(Some(bad)).unwrap_err();
             assert!(
