@@ -122,19 +122,73 @@ class CompilerFailureTest < Minitest::Test
     end
   end
 
+  # The compile had answered something (a log event: its logger ran), so it
+  # is not run again: its caller gets the compiler's end.
   def test_compiler_killed_mid_compile_fails_that_compile_and_the_next_starts_a_new_one
     compiler = new_compiler
     compiler.compile_string('a { b: c }')
     pid = compiler_pid(compiler)
-    thread = Thread.new { compiler.compile_string(slow_source) }
+    logger = RecordingLogger.new
+    thread = Thread.new { compiler.compile_string("@debug started; #{slow_source}", logger:) }
     thread.report_on_exception = false
-    sleep 0.3
+    wait_until { logger.debugs.any? }
     Process.kill(:KILL, pid)
     error = assert_raises(IOError) { thread.value }
     assert_match(/#{KILLED_COMPILER}; it wrote nothing to stderr\z/, error.message)
 
     assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
     refute_equal pid, compiler_pid(compiler)
+  end
+
+  # Killed while it compiled, before it answered anything: nothing of the
+  # compile reached its caller, so it runs again on a fresh compiler, once.
+  # Killed there too, it fails with the second compiler's end.
+  def test_a_compile_its_compiler_died_on_unanswered_runs_again_once
+    compiler = new_compiler
+    compiler.compile_string('a { b: c }')
+    [1, 2].map do |kills|
+      pids = [compiler_pid(compiler)]
+      thread = Thread.new { compiler.compile_string(slow_source(2_000_000)).css }
+      thread.report_on_exception = false
+      kills.times do |kill|
+        sleep 0.2
+        Process.kill(:KILL, pids.last)
+        next if kill == kills - 1
+
+        # The compile runs again, on a fresh compiler.
+        wait_until { ![nil, pids.last].include?(compiler_pid(compiler)) }
+        pids << compiler_pid(compiler)
+      end
+      if kills == 1
+        assert_equal "slow {\n  n: 2000000;\n}", thread.value
+      else
+        error = assert_raises(IOError) { thread.value }
+        assert_match(KILLED_COMPILER, error.message)
+      end
+    end
+  end
+
+  # Two compilers, both dead while idle before the host noticed: a compile
+  # sent to the first, which never read it, goes on to the second, which
+  # never reads it either, and then to a fresh one; its caller sees only
+  # the result. (Each is stopped first, so the request is certainly in its
+  # input when it dies.)
+  def test_a_compile_sent_to_compilers_that_died_idle_runs_on_a_fresh_one
+    skip_on_windows('no SIGSTOP')
+    compiler = new_compiler
+    first, second = two_compilers(compiler)
+    [first, second].each { |pid| Process.kill(:STOP, pid) }
+    thread = Thread.new { compiler.compile_string('after { kill: ok }').css }
+    thread.report_on_exception = false
+    sleep 0.1
+    Process.kill(:KILL, first)
+    wait_until { !compiler.send(:host).compiler_pids.include?(first) }
+    sleep 0.1
+    Process.kill(:KILL, second)
+    assert_equal "after {\n  kill: ok;\n}", thread.value
+    refute_includes compiler.send(:host).compiler_pids, second
+  ensure
+    [first, second].compact.each { |pid| Process.kill(:KILL, pid) rescue nil } # rubocop:disable Style/RescueModifier
   end
 
   def test_compiler_killed_inside_a_callback_fails_that_compile_when_the_callback_returns
@@ -179,5 +233,27 @@ class CompilerFailureTest < Minitest::Test
     failed = results.grep(IOError)
     assert_empty failed, "#{failed.size} of 30 compiles right after a kill failed: #{failed.first&.message}"
     results.each_with_index { |css, i| assert_equal "after#{i} {\n  v: #{i};\n}", css }
+  end
+
+  private
+
+  # Makes +compiler+ run two compilers (more compiles at once than one
+  # takes), idle again; their pids, the first (where compiles go first)
+  # first.
+  def two_compilers(compiler)
+    release = Queue.new
+    entered = Queue.new
+    functions = { 'hold()' => lambda { |_|
+      entered << true
+      release.pop
+      Sass::Value::Null::NULL
+    } }
+    threads = Array.new(20) { Thread.new { compiler.compile_string('a { b: hold() }', functions:) } }
+    20.times { entered.pop }
+    pids = compiler.send(:host).compiler_pids
+    20.times { release << true }
+    threads.each(&:join)
+    assert_operator pids.size, :>=, 2, 'the compiles did not need two compilers'
+    pids.first(2)
   end
 end

@@ -11,10 +11,17 @@
 //! [`Compilation::respond`], and is done when a `CompileResponse` or a
 //! failure arrives.
 //!
-//! A compilation whose compiler stopped because of *another* compilation
-//! (see [`HostError::StoppedByOther`]) is run again on another compiler,
-//! once, without the caller seeing anything but the requests of the second
-//! run.
+//! A compilation whose compiler ended before it could matter to the caller
+//! is run again on another compiler, without the caller seeing anything but
+//! the requests of the run that ends it (see [`Compilation::take`]): one
+//! whose request the compiler never read (it died while idle, before or as
+//! the request was written: as often as that happens, up to one more time
+//! than the host may have compilers); one the compiler read but answered
+//! nothing of (no callback, no log event) when it died (killed, out of
+//! memory), once; and one whose compiler stopped because of *another*
+//! compilation (see [`HostError::StoppedByOther`]), once. A compile that
+//! kills its compiler itself so fails on its second run, with the error of
+//! that compiler's end.
 //!
 //! If the handle is dropped before the end — the calling thread was
 //! interrupted, a callback threw, a panic unwound — the drop answers every
@@ -185,7 +192,14 @@ pub struct Compilation {
     /// yet, or not at all).
     sent_at: Option<u64>,
     nested: bool,
+    /// Run again after a compiler's end that it may have caused (it read
+    /// the request): at most once.
     retried: bool,
+    /// Run again after compilers that never read the request.
+    unread_runs: usize,
+    /// This run received a message (a callback, a log event): its user's
+    /// code may have run, so it is not run again after its compiler died.
+    answered: bool,
     owed: Vec<Request>,
     finished: bool,
     turn: Option<Turn>,
@@ -218,6 +232,8 @@ impl Compilation {
             sent_at: None,
             nested,
             retried: false,
+            unread_runs: 0,
+            answered: false,
             owed: Vec::new(),
             finished: false,
             turn: wait_for.then(Turn::default),
@@ -333,6 +349,7 @@ impl Compilation {
     fn take(&mut self, event: Event) -> Option<Received> {
         match event {
             Event::Message(message) => {
+                self.answered = true;
                 if matches!(message, outbound_message::Message::CompileResponse(_)) {
                     self.finish();
                 } else if let Some(owed) = Request::of(&message) {
@@ -340,25 +357,43 @@ impl Compilation {
                 }
                 Some(Received::Message(message))
             }
-            // Stopped by another compilation, or never seen by the compiler
-            // (written to one that was already dying, or not written).
-            Event::Failed(error)
-                if !self.retried && (error.is_retryable() || error.never_reached(self.sent_at)) =>
-            {
-                self.retried = true;
-                match self.restart() {
-                    Ok(()) => None,
-                    Err(error) => {
-                        self.finish();
-                        Some(Received::Failed(error))
-                    }
+            Event::Failed(error) if self.may_run_again(&error) => match self.restart() {
+                Ok(()) => None,
+                Err(error) => {
+                    self.finish();
+                    Some(Received::Failed(error))
                 }
-            }
+            },
             Event::Failed(error) => {
                 self.finish();
                 Some(Received::Failed(error))
             }
         }
+    }
+
+    /// Whether the compiler's end with `error` leaves this compilation to
+    /// run again elsewhere, as if nothing had happened (counted here):
+    ///
+    /// - the compiler never saw the request (written to one that was
+    ///   already dying, or not written): nothing ran, so it may go on to the
+    ///   next compiler, however many of the host's compilers died at once
+    ///   (all of them, when a container's memory limit or an operator kills
+    ///   them), up to one more than the host may start;
+    /// - the compiler read it, answered nothing, and died (killed, crashed,
+    ///   its pipes broken): no user code ran, so once; should it die again,
+    ///   the compile may be what kills it, and its error is reported;
+    /// - another compilation stopped the compiler: once.
+    fn may_run_again(&mut self, error: &HostError) -> bool {
+        if error.never_reached(self.sent_at) {
+            self.unread_runs += 1;
+            return self.unread_runs <= self.pool.max_processes() + 1;
+        }
+        let unanswered_death = error.is_death() && !self.answered;
+        if self.retried || !(unanswered_death || error.is_retryable()) {
+            return false;
+        }
+        self.retried = true;
+        true
     }
 
     fn finish(&mut self) {
@@ -368,8 +403,8 @@ impl Compilation {
         }
     }
 
-    /// Runs the compilation again on another compiler: its compiler stopped
-    /// because of another compilation.
+    /// Runs the compilation again on another compiler (see
+    /// [`may_run_again`](Self::may_run_again)).
     fn restart(&mut self) -> Result<(), HostError> {
         let body = packet_body(&self.request)
             .expect("the request is a whole packet")
@@ -380,14 +415,16 @@ impl Compilation {
         let key = Key::Compilation(registration.id);
         self.inbox = Inbox::new(connection, registration, key, waker);
         self.sent_at = None;
+        self.answered = false;
         // Whatever the first run asked for, the compiler that asked is gone.
         self.owed.clear();
         if self.turn.as_ref().is_some_and(|turn| !turn.sent) {
             return Ok(());
         }
         if self.send_request().is_err() {
-            // The new compiler died at once: the end of its output tells
-            // this compilation how (it is not run a third time).
+            // The new compiler died too (before the host noticed): the end
+            // of its output tells this compilation how, and whether to go
+            // on to another.
             self.inbox.connection.arm_background_reader();
         }
         Ok(())

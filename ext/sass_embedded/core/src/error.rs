@@ -119,6 +119,13 @@ impl HostError {
         matches!(self, Self::StoppedByOther { .. })
     }
 
+    /// Whether the compiler died or its pipes broke (as opposed to its
+    /// reporting an error, breaking the protocol or being closed): a
+    /// compilation it had answered nothing of may run again elsewhere.
+    pub fn is_death(&self) -> bool {
+        matches!(self, Self::Exited { .. } | Self::Io { .. })
+    }
+
     /// Whether a compilation whose request was written at byte `sent_at` of
     /// the compiler's input (`None`: it was not written) never reached the
     /// compiler that ended with this error: it may run on another compiler

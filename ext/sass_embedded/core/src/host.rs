@@ -266,6 +266,11 @@ impl Pool {
         Ok(Some((connection, registration)))
     }
 
+    /// How many compilers top-level compiles may use.
+    pub(crate) fn max_processes(&self) -> usize {
+        self.config.max_processes.max(1)
+    }
+
     /// A compiler and a registration on it for a compilation, starting a
     /// compiler if need be (blocking meanwhile).
     pub(crate) fn register(
