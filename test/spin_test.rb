@@ -92,7 +92,7 @@ class SpinTest < Minitest::Test
     assert_equal counts.last, counts.first, 'threads with spinning, and without'
   end
 
-  # The budget follows how long answers take (wait::answers): twice what
+  # The budget follows how long answers take (wait::spin::answers): twice what
   # nine in ten of the recent ones took, so a tiny compile's is well under
   # the 2 ms beyond which nothing spins; a stylesheet that takes the
   # compiler milliseconds gets no spin at all, and a set budget is kept.

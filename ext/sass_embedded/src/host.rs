@@ -8,7 +8,7 @@ use magnus::{
     prelude::*, Error, RArray, RHash, RString, Ruby, StaticSymbol, Symbol, TryConvert, Value,
 };
 use prost::Message;
-use sass_embedded_core::dispatch::DispatchMode;
+use sass_embedded_core::dispatcher::DispatchMode;
 use sass_embedded_core::wait::Waitable;
 use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig};
 

@@ -15,6 +15,22 @@ module Sass
 
       module_function
 
+      # The file path of a local +file:+ URL, nil for any other URL (or one
+      # whose path is not valid in its encoding). Spelled with forward
+      # slashes, as File.expand_path spells the paths it is compared with (on
+      # Windows the URL's path has backslashes).
+      # @param url [String]
+      # @return [String, nil]
+      def local_path(url)
+        return unless url.start_with?('file:')
+
+        path = file_url_to_path(url)
+        path = path.tr(File::ALT_SEPARATOR, File::SEPARATOR) if File::ALT_SEPARATOR
+        path.valid_encoding? ? path : nil
+      rescue ArgumentError
+        nil
+      end
+
       # Why Dart Sass cannot parse +url+ as a URL, or nil if it can. Dart Sass
       # answers an unparsable entrypoint URL with a fatal protocol error
       # that stops the whole compiler, so the host refuses such URLs first.

@@ -124,7 +124,7 @@ module Sass
       # here).
       def loaded_too_large(result, source, snapshot, started, rescue_errors)
         result.loaded_urls.each do |url|
-          path = Snapshot.path_of(url)
+          path = Embedded.const_get(:Url).local_path(url)
           size = path && path != source && (snapshot.size_of(path) || File.size?(path))
           next unless size && size > @paths.max_bytes
 
@@ -182,7 +182,7 @@ module Sass
         directory = Pathname.new(File.dirname(source))
         map['file'] = File.basename(name)
         map['sources'] = map['sources'].map do |url|
-          path = Snapshot.path_of(url)
+          path = Embedded.const_get(:Url).local_path(url)
           next url if path.nil?
 
           relative = Embedded.const_get(:Url).escape(Pathname.new(path).relative_path_from(directory).to_s)

@@ -40,7 +40,7 @@ module Sass
 
       def canonicalize(url, context)
         paths = if url.start_with?('file:')
-                  [Snapshot.path_of(url)].compact
+                  [Embedded.const_get(:Url).local_path(url)].compact
                 elsif @load_paths.nil? || url.match?(SCHEME)
                   []
                 else
@@ -55,7 +55,7 @@ module Sass
       end
 
       def load(canonical_url)
-        path = Snapshot.path_of(canonical_url)
+        path = Embedded.const_get(:Url).local_path(canonical_url)
         { contents: read(path), syntax: SYNTAXES.fetch(File.extname(path), :scss), source_map_url: canonical_url }
       end
 

@@ -87,7 +87,7 @@ module Sass
       # @param package_roots [Array<String>] the NodePackageImporters' entry
       #   point directories
       def self.take(loaded_urls, loads, load_paths, started_at, package_roots: [])
-        files = loaded_urls.map { |url| path_of(url) }
+        files = loaded_urls.map { |url| Embedded.const_get(:Url).local_path(url) }
         return unchecked if files.include?(nil)
 
         paths = watched(files, loads, load_paths) + manifests(loads, package_roots)
@@ -118,7 +118,7 @@ module Sass
           relative = relative_path(url)
           next [] if relative.nil?
 
-          from = containing && path_of(containing)
+          from = containing && Embedded.const_get(:Url).local_path(containing)
           [*(File.dirname(from) if from), *load_paths].flat_map do |base|
             # "./" first: a URL's leading "~" (an importer's, as in
             # "~bootstrap/scss") is no home directory.
@@ -136,7 +136,7 @@ module Sass
           name = url[%r{\Apkg:((?:@[^/]+/)?[^/?#]+)}, 1]
           next [] if name.nil?
 
-          from = containing && path_of(containing)
+          from = containing && Embedded.const_get(:Url).local_path(containing)
           starts = [*(File.dirname(from) if from), *package_roots]
           starts.flat_map { |start| ancestors(start) }.uniq.map do |directory|
             File.join(directory, 'node_modules', name, 'package.json')
@@ -158,19 +158,6 @@ module Sass
 
         path = Embedded.const_get(:Url).unescape(url)
         path.valid_encoding? && !path.empty? ? path : nil
-      end
-
-      # The file path of a local +file:+ URL, nil for any other URL. Spelled
-      # with forward slashes, as File.expand_path spells the paths it is
-      # compared with (on Windows the URL's path has backslashes).
-      def self.path_of(url)
-        return unless url.start_with?('file:')
-
-        path = Embedded.const_get(:Url).file_url_to_path(url)
-        path = path.tr(File::ALT_SEPARATOR, File::SEPARATOR) if File::ALT_SEPARATOR
-        path.valid_encoding? ? path : nil
-      rescue ArgumentError
-        nil
       end
 
       # A path's device, inode, size, (on Windows, for a directory, the

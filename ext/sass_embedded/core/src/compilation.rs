@@ -35,13 +35,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::connection::{Connection, Next, Slept, PARK_PATIENCE};
-use crate::dispatch::wait_for;
+use crate::dispatcher::wait_for;
 use crate::dispatcher::{error_reply, Event, Key, Registration, Request, ABANDONED};
 use crate::error::HostError;
 use crate::framing::{encode_packet, encode_varint, frame, packet_body, varint_len};
 use crate::host::Pool;
 use crate::protocol::{inbound_message, outbound_message, InboundMessage};
-use crate::wait::{answers::Answer, spin, Fds, Wait, Waker};
+use crate::wait::{spin, spin::answers::Answer, Fds, Wait, Waker};
 
 /// What a caller gets.
 #[derive(Debug)]
@@ -93,7 +93,7 @@ struct Inbox {
     /// Nothing was asked yet: the request just went out.
     fresh: bool,
     /// The answer it waits for, timed to learn how long answers take (see
-    /// [`crate::wait::answers`]).
+    /// [`crate::wait::spin::answers`]).
     answer: Answer,
     /// The fork generation of the process that started it (see
     /// [`Inbox::forked`]).

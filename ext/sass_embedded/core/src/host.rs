@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::compilation::{Compilation, VersionQuery};
 use crate::connection::{Connection, Patience, Timeouts};
-use crate::dispatch::DispatchMode;
+use crate::dispatcher::DispatchMode;
 use crate::dispatcher::{RegisterError, Registration};
 use crate::error::HostError;
 use crate::executor::{Executor, ExecutorKind};

@@ -8,11 +8,11 @@
 //! - [`outbox`]: writing to the compiler, from any caller, never blocking;
 //! - [`connection`]: one running compiler, read by the callers that wait on it;
 //! - [`dispatcher`]: the routing table from compilation id to waiting caller,
-//!   and who waits where;
+//!   and who waits where; the requests owed answers; the multiplexed and
+//!   wait_for modes;
 //! - [`wait`]: what waiting callers sleep on, and how they are woken (the
 //!   one place where the Linux and the portable mechanisms are chosen);
 //! - [`compilation`]: the caller's handle on one compilation;
-//! - [`dispatch`]: the multiplexed and wait_for modes;
 //! - [`executor`]: where background work runs (tokio, or a built-in thread);
 //! - [`host`]: lazily started, restarted and closed connections;
 //! - [`error`]: what can go wrong, in words a user can act on;
@@ -26,7 +26,6 @@
 
 pub mod compilation;
 pub mod connection;
-pub mod dispatch;
 pub mod dispatcher;
 pub mod error;
 pub mod executor;

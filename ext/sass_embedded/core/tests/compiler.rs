@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use sass_embedded_core::dispatch::DispatchMode;
+use sass_embedded_core::dispatcher::DispatchMode;
 use sass_embedded_core::protocol::{
     inbound_message::{
         self, compile_request, function_call_response, CompileRequest, FunctionCallResponse,

@@ -283,7 +283,7 @@ pub fn thread_cpu_time() -> Duration {
 
 /// The kernel's clock ticks a second, the unit of /proc/stat's times
 /// (`USER_HZ`; 100 where it cannot say). Only Linux reads /proc/stat
-/// (`wait::idle`).
+/// (`wait::spin::gate`).
 #[cfg(target_os = "linux")]
 pub fn clock_ticks_per_second() -> u64 {
     // SAFETY: sysconf only reads a system constant.

@@ -32,8 +32,6 @@
 //! built-in executor's wake-up and the wait_for baton), and [`Fds`] names
 //! the descriptors one wait is for.
 
-pub mod answers;
-pub mod idle;
 pub mod park;
 pub mod spin;
 

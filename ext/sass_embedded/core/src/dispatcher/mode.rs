@@ -4,14 +4,12 @@
 //!   run at once; every caller reads for everyone while it waits (see
 //!   [`crate::connection`]).
 //! - [`DispatchMode::WaitFor`] (the benchmark's baseline): a caller takes a
-//!   process-wide [`wait_for`] baton for its whole compilation, so
+//!   process-wide [`super::wait_for`] baton for its whole compilation, so
 //!   compilations run one at a time, the way a `waitFor`-style compiler
 //!   blocks its whole event loop on each host callback.
 //!
 //! Both share the process, the framing, the routing table, the reading and
 //! writing, and the failure rules; only the baton differs.
-
-pub mod wait_for;
 
 /// Which dispatch mode a host uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 //!
 //! So the watcher spins, looking at its descriptors without blocking, for at
 //! most [`budget`] before it sleeps as usual. The budget follows how long
-//! this process's answers take ([`super::answers`]: a little more than nine
+//! this process's answers take ([`answers`]: a little more than nine
 //! in ten of the recent ones, nothing where they take milliseconds);
 //! `SASS_EMBEDDED_SPIN_US` sets a fixed one instead (0 turns spinning off).
 //! And it spins only where that costs nobody anything:
@@ -26,7 +26,7 @@
 //!   the CPU the compiler needs);
 //! - it is a thread, not a fiber under a scheduler (whose other fibers need
 //!   the thread): the runtime decides that (see `Wait::Spin`);
-//! - a CPU is free for it ([`super::idle`]: on Linux, half a CPU was idle
+//! - a CPU is free for it ([`gate`]: on Linux, half a CPU was idle
 //!   or spun by this process over the last 100 ms, and a whole one of the
 //!   process's CPU quota, where one applies). A spin pays only while another
 //!   CPU is idle for the compiler; where every CPU is busy (several
@@ -46,7 +46,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::{answers, wait_readable, Fds};
+pub mod answers;
+pub mod gate;
+
+use super::{wait_readable, Fds};
 
 /// The most `SASS_EMBEDDED_SPIN_US` may ask for: spinning longer than a
 /// few milliseconds never pays.
@@ -114,7 +117,7 @@ pub(crate) fn callers() -> u64 {
 
 /// How long the watcher may spin now: `Some` only for a lone caller on a
 /// machine with two CPUs or more, one of them to spare now
-/// ([`super::idle`]), a budget that is not 0 (answers that are not long,
+/// ([`gate`]), a budget that is not 0 (answers that are not long,
 /// where it follows them), and spins that have been catching their answers
 /// ([`Pacing`]).
 pub(crate) fn budget() -> Option<Duration> {
@@ -126,7 +129,7 @@ pub(crate) fn budget() -> Option<Duration> {
         Ok(Budget::Answers) => answers::budget()?,
         Ok(Budget::Fixed(_)) | Err(_) => return None,
     };
-    if !super::idle::cpu_to_spare() {
+    if !gate::cpu_to_spare(spun()) {
         DECLINED.fetch_add(1, Ordering::Relaxed);
         return None;
     }
@@ -153,7 +156,7 @@ fn configured() -> Result<Budget, &'static str> {
     static BUDGET: OnceLock<Result<Budget, String>> = OnceLock::new();
     let budget = BUDGET.get_or_init(|| {
         let budget = parse_budget(std::env::var(BUDGET_VARIABLE).ok().as_deref())?;
-        Ok(if super::idle::cpus() < 2 {
+        Ok(if gate::cpus() < 2 {
             Budget::Fixed(Duration::ZERO)
         } else {
             budget
@@ -202,7 +205,7 @@ pub const MAX_PAUSE: u32 = 63;
 /// budget too short for them, slow callbacks) spinning drifts to a probe
 /// every [`MAX_PAUSE`] + 1 waits instead of burning its budget at every
 /// wait, and where they come within it, every wait spins. (A busy machine
-/// is the CPU gate's to judge, [`super::idle`]: a probe after a pause meets
+/// is the CPU gate's to judge, [`gate`]: a probe after a pause meets
 /// a compiler gone cold, which catches less often than a run of spins does,
 /// so the catches alone would judge an idle machine busy.) A spin stopped
 /// by an interrupt says nothing either way.
@@ -274,15 +277,20 @@ pub struct Stats {
     pub caught: u64,
     pub spun: Duration,
     /// Waits of a lone caller that did not spin because no CPU was free
-    /// ([`super::idle`]).
+    /// ([`gate`]).
     pub declined: u64,
     /// The budget a lone caller's spin would have now, CPU and pacing
     /// aside: `SASS_EMBEDDED_SPIN_US`'s, or the one recent answers call for
     /// ([`answers`]); `None` if nothing would spin.
     pub budget: Option<Duration>,
     /// The process's CPU quota, in CPUs, as the gate last read it
-    /// ([`super::idle`]); `None` where none applies (or none was read yet).
+    /// ([`gate`]); `None` where none applies (or none was read yet).
     pub quota: Option<f64>,
+}
+
+/// The CPU time this process's spins took so far.
+fn spun() -> Duration {
+    Duration::from_nanos(SPUN_NANOS.load(Ordering::Relaxed))
 }
 
 /// The spins of this process so far.
@@ -290,14 +298,14 @@ pub fn stats() -> Stats {
     Stats {
         spins: SPINS.load(Ordering::Relaxed),
         caught: CAUGHT.load(Ordering::Relaxed),
-        spun: Duration::from_nanos(SPUN_NANOS.load(Ordering::Relaxed)),
+        spun: spun(),
         declined: DECLINED.load(Ordering::Relaxed),
         budget: match configured() {
             Ok(Budget::Fixed(budget)) => Some(budget).filter(|budget| !budget.is_zero()),
             Ok(Budget::Answers) => answers::budget(),
             Err(_) => None,
         },
-        quota: super::idle::quota_cpus(),
+        quota: gate::quota_cpus(),
     }
 }
 

@@ -1,6 +1,7 @@
-//! Whether the machine has a CPU to spare for a spin: the scheduler's view,
-//! from the CPU time the kernel counts as idle (Linux's /proc/stat), taken
-//! between compiles at most every [`WINDOW`].
+//! The spin's CPU gate: whether the machine has a CPU to spare for a spin,
+//! in the scheduler's view, from the CPU time the kernel counts as idle
+//! (Linux's /proc/stat), taken between compiles at most every [`WINDOW`].
+//! The spin tells it how much CPU its spins took so far.
 //!
 //! A spin pays only while the compiler it waits for runs on another CPU
 //! that nobody else wants: then the caller's CPU stays busy, the compiler's
@@ -23,7 +24,7 @@
 //! itself uses more than the rest.
 //!
 //! Elsewhere (macOS, the BSDs, Windows) nothing is read and the answer is
-//! always yes: the spin's own pacing ([`super::spin`]) is the only guard.
+//! always yes: the spin's own pacing ([`super::Pacing`]) is the only guard.
 
 #[cfg(target_os = "linux")]
 mod quota;
@@ -32,7 +33,7 @@ mod quota;
 pub(crate) use linux::{cpu_to_spare, cpus, quota_cpus};
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn cpu_to_spare() -> bool {
+pub(crate) fn cpu_to_spare(_spun: std::time::Duration) -> bool {
     true
 }
 
@@ -87,7 +88,7 @@ mod linux {
     /// Whether a spin may take a CPU now (see the module docs). The first
     /// call, and any where the times cannot be read, say yes, unless a quota
     /// applies.
-    pub(crate) fn cpu_to_spare() -> bool {
+    pub(crate) fn cpu_to_spare(spun: Duration) -> bool {
         // Only a lone caller asks; should two ever ask at once, the second
         // does not spin.
         let Ok(mut gate) = GATE.try_lock() else {
@@ -97,7 +98,7 @@ mod linux {
         if gate.last.is_some_and(|last| now - last.at < WINDOW) {
             return gate.verdict;
         }
-        let Some(sample) = sample(now) else {
+        let Some(sample) = sample(now, spun) else {
             gate.last = None;
             gate.verdict = true;
             return true;
@@ -173,9 +174,8 @@ mod linux {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
-    fn sample(at: Instant) -> Option<Sample> {
+    fn sample(at: Instant, spun: Duration) -> Option<Sample> {
         static QUOTA: OnceLock<Option<Quota>> = OnceLock::new();
-        let spun = crate::wait::spin::stats().spun;
         let idle_ticks = read_stat(BufReader::new(std::fs::File::open("/proc/stat").ok()?))?;
         let quota = QUOTA
             .get_or_init(Quota::find)
@@ -299,8 +299,8 @@ mod linux {
         #[test]
         fn the_verdict_is_kept_for_a_window() {
             // The first call says yes; calls within a window give the same.
-            let first = cpu_to_spare();
-            assert_eq!(cpu_to_spare(), first);
+            let first = cpu_to_spare(Duration::ZERO);
+            assert_eq!(cpu_to_spare(Duration::ZERO), first);
         }
     }
 }
