@@ -5,8 +5,19 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use magnus::{prelude::*, Error, Ruby};
+use magnus::{prelude::*, value::Lazy, Error, RClass, Ruby, Value};
 use sass_embedded_core::{HostError, HostErrorKind};
+
+use crate::classes::sass_class;
+
+/// `Sass::CompileError`.
+pub(crate) static COMPILE_ERROR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileError"));
+
+/// Resolves the classes now: a lazy lookup while an interrupt is pending
+/// would fail (see `conversion::preload`).
+pub fn preload(ruby: &Ruby) {
+    Lazy::force(&COMPILE_ERROR, ruby);
+}
 
 /// The Ruby exception for a host error:
 /// `SystemCallError` (`Errno::ENOENT`, ...) when the compiler cannot start,
@@ -28,11 +39,44 @@ pub fn host_error(ruby: &Ruby, error: &HostError) -> Error {
 /// What a compile that ended with `error` returns: a `Sass::CompileError`
 /// (for the Ruby layer to raise) if the compiler failed on the compilation's
 /// own input, else the host error raised.
-pub fn compile_failure(ruby: &Ruby, error: &HostError) -> Result<magnus::Value, Error> {
+pub fn compile_failure(ruby: &Ruby, error: &HostError) -> Result<Value, Error> {
     match error.kind() {
-        HostErrorKind::Compile => crate::conversion::compiler_failure(ruby, error),
+        HostErrorKind::Compile => compiler_failure(ruby, error),
         _ => Err(host_error(ruby, error)),
     }
+}
+
+/// How many lines of the compiler's own words a [`compiler_failure`] keeps.
+const DETAIL_LINES: usize = 30;
+
+/// A `Sass::CompileError` for a compilation the compiler failed on and
+/// stopped (see [`HostError::CompilerFailed`]): the message says what
+/// happened in Sass terms; the compiler's own words (a Dart stack trace)
+/// follow in the formatted message, cut short, for debugging.
+pub fn compiler_failure(ruby: &Ruby, error: &HostError) -> Result<Value, Error> {
+    let message = error.to_string();
+    let mut formatted = format!("Error: {message}");
+    if let Some(detail) = error.detail() {
+        let lines: Vec<&str> = detail.lines().collect();
+        formatted.push_str("\n\nThe compiler reported:");
+        for line in lines.iter().take(DETAIL_LINES) {
+            formatted.push_str("\n  ");
+            formatted.push_str(line);
+        }
+        if lines.len() > DETAIL_LINES {
+            formatted.push_str(&format!(
+                "\n  ... ({} more lines)",
+                lines.len() - DETAIL_LINES
+            ));
+        }
+    }
+    ruby.get_inner(&COMPILE_ERROR).new_instance((
+        ruby.str_new(&message),
+        ruby.str_new(&formatted),
+        ruby.qnil(),
+        ruby.qnil(),
+        ruby.ary_new(),
+    ))
 }
 
 /// `SystemCallError.new(message, errno)`, which Ruby turns into the matching

@@ -7,10 +7,12 @@
 //! - [`waiting`]: how a compile waits on the calling thread or fiber;
 //! - [`gvl`]: Ruby's fd wait, releasing the GVL and running interrupts (the
 //!   only `unsafe`);
-//! - [`errors`]: host errors and panics as Ruby exceptions.
+//! - [`errors`]: host errors and panics as Ruby exceptions;
+//! - [`classes`]: the gem's Ruby classes, looked up by name.
 
 #![deny(unsafe_code)]
 
+mod classes;
 mod conversion;
 mod errors;
 #[allow(unsafe_code)]
@@ -24,6 +26,7 @@ use magnus::{Error, Ruby};
 #[magnus::init]
 fn init(ruby: &Ruby) -> Result<(), Error> {
     host::RubyHost::define(ruby)?;
+    errors::preload(ruby);
     conversion::preload(ruby)?;
     waiting::preload(ruby);
     Ok(())

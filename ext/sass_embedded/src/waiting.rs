@@ -26,7 +26,7 @@ use magnus::{prelude::*, value::Lazy, Error, RClass, RHash, Ruby, Value};
 use sass_embedded_core::wait::park;
 use sass_embedded_core::{Wait, Waker};
 
-use crate::conversion::sass_class;
+use crate::classes::sass_class;
 use crate::gvl::{self, RubyFds};
 
 /// `Sass::Embedded::Waker`: how a thread parks.

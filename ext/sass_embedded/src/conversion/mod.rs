@@ -31,8 +31,8 @@ pub mod plain;
 pub mod value;
 
 use magnus::{
-    encoding::Coderange, prelude::*, value::Lazy, Error, RArray, RClass, RModule, RString, Ruby,
-    Symbol, TryConvert, Value,
+    encoding::Coderange, prelude::*, value::Lazy, Error, RArray, RClass, RString, Ruby, Symbol,
+    TryConvert, Value,
 };
 use sass_embedded_core::protocol::{
     inbound_message::{
@@ -46,22 +46,10 @@ use sass_embedded_core::protocol::{
     source_span, LogEventType, NodePackageImporter, OutputStyle, SourceSpan, Syntax,
 };
 
-use crate::errors::argument_error;
-use sass_embedded_core::HostError;
-
-/// Looks up `Sass::<path>` (for example `"Logger::SourceSpan"`), private
-/// constants included.
-pub(crate) fn sass_class(ruby: &Ruby, path: &str) -> RClass {
-    let sass: RModule = ruby
-        .class_object()
-        .const_get("Sass")
-        .expect("lib/sass-embedded.rb defines Sass before loading the extension");
-    sass.funcall("const_get", (path,))
-        .unwrap_or_else(|_| panic!("Sass::{path} is not defined"))
-}
+use crate::classes::sass_class;
+use crate::errors::{argument_error, COMPILE_ERROR};
 
 static COMPILE_RESULT: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileResult"));
-static COMPILE_ERROR: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileError"));
 static SOURCE_SPAN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceSpan"));
 static SOURCE_LOCATION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
 /// `Sass::Compiler::Session`, whose class methods help the host.
@@ -75,13 +63,7 @@ pub(crate) static SESSION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Com
 /// request fields or compile options are not the ones this build reads by
 /// position (see [`FIELDS`] and [`plain`]).
 pub fn preload(ruby: &Ruby) -> Result<(), Error> {
-    for class in [
-        &COMPILE_RESULT,
-        &COMPILE_ERROR,
-        &SOURCE_SPAN,
-        &SOURCE_LOCATION,
-        &SESSION,
-    ] {
+    for class in [&COMPILE_RESULT, &SOURCE_SPAN, &SOURCE_LOCATION, &SESSION] {
         Lazy::force(class, ruby);
     }
     value::preload(ruby);
@@ -368,39 +350,6 @@ pub fn compile_response(ruby: &Ruby, response: CompileResponse) -> Result<Value,
         // The dispatcher refuses responses without a result.
         None => unreachable!("CompileResponse without a result reached Ruby"),
     }
-}
-
-/// How many lines of the compiler's own words a [`compiler_failure`] keeps.
-const DETAIL_LINES: usize = 30;
-
-/// A `Sass::CompileError` for a compilation the compiler failed on and
-/// stopped (see [`HostError::CompilerFailed`]): the message says what
-/// happened in Sass terms; the compiler's own words (a Dart stack trace)
-/// follow in the formatted message, cut short, for debugging.
-pub fn compiler_failure(ruby: &Ruby, error: &HostError) -> Result<Value, Error> {
-    let message = error.to_string();
-    let mut formatted = format!("Error: {message}");
-    if let Some(detail) = error.detail() {
-        let lines: Vec<&str> = detail.lines().collect();
-        formatted.push_str("\n\nThe compiler reported:");
-        for line in lines.iter().take(DETAIL_LINES) {
-            formatted.push_str("\n  ");
-            formatted.push_str(line);
-        }
-        if lines.len() > DETAIL_LINES {
-            formatted.push_str(&format!(
-                "\n  ... ({} more lines)",
-                lines.len() - DETAIL_LINES
-            ));
-        }
-    }
-    ruby.get_inner(&COMPILE_ERROR).new_instance((
-        ruby.str_new(&message),
-        ruby.str_new(&formatted),
-        ruby.qnil(),
-        ruby.qnil(),
-        ruby.ary_new(),
-    ))
 }
 
 fn non_empty(ruby: &Ruby, text: &str) -> Value {

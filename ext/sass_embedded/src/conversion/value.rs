@@ -17,7 +17,8 @@ use sass_embedded_core::protocol::{
     value as proto, CalculationOperator, ListSeparator, SingletonValue, Value as ProtoValue,
 };
 
-use super::{rust_string, sass_class, string_of};
+use super::{rust_string, string_of};
+use crate::classes::sass_class;
 use crate::errors::type_error;
 
 static STRING: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Value::String"));

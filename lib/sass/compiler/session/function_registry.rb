@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative '../arguments'
+
 module Sass
   class Compiler
     class Session
@@ -76,7 +78,7 @@ module Sass
 
         # @return [String] the signature as the compiler gets it
         def self.signature(signature)
-          Request.utf8(signature.to_s, 'function signature')
+          Arguments.utf8(signature.to_s, 'function signature')
         end
 
         # The name the compiler calls a signature's function by: what precedes

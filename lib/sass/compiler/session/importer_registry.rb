@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative '../arguments'
+
 module Sass
   class Compiler
     class Session
@@ -16,7 +18,7 @@ module Sass
         # @param importers [Array<Object>]
         # @return [Array<Array>] descriptors for the request, in order
         def register_all(importers)
-          importers = Request.list(importers, 'importers')
+          importers = Arguments.list(importers, 'importers')
           return importers if importers.empty?
 
           importers.map { |importer| register(importer, 'importer') }
@@ -62,8 +64,8 @@ module Sass
 
           contents, syntax, source_map_url = ImporterRegistry.import_result(result)
           [
-            Request.utf8(contents, 'the contents returned by load'),
-            Request.choice(syntax, Request::SYNTAXES, 'the syntax returned by load'),
+            Arguments.utf8(contents, 'the contents returned by load'),
+            Arguments.choice(syntax, Arguments::SYNTAXES, 'the syntax returned by load'),
             ImporterRegistry.url_string(source_map_url, 'load (source_map_url)')
           ]
         end
@@ -84,7 +86,7 @@ module Sass
         def self.url_string(url, method)
           return nil if url.nil?
 
-          Request.utf8(url.respond_to?(:to_str) ? url.to_str : url.to_s, "the URL returned by #{method}")
+          Arguments.utf8(url.respond_to?(:to_str) ? url.to_str : url.to_s, "the URL returned by #{method}")
         end
 
         # The contents, syntax and source map URL of what +load+ returned: a
@@ -110,12 +112,12 @@ module Sass
                       importer.non_canonical_scheme
                     end
           schemes = [schemes] if schemes.is_a?(String) || schemes.is_a?(Symbol)
-          Request.list(schemes, "#{name} non_canonical_scheme").map do |scheme|
+          Arguments.list(schemes, "#{name} non_canonical_scheme").map do |scheme|
             unless scheme.is_a?(String) || scheme.is_a?(Symbol)
               raise TypeError, "#{name} non_canonical_scheme must be Strings, got #{scheme.inspect[0, 80]}"
             end
 
-            Request.utf8(scheme.to_s, "#{name} non_canonical_scheme")
+            Arguments.utf8(scheme.to_s, "#{name} non_canonical_scheme")
           end
         end
 
