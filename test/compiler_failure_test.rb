@@ -241,18 +241,7 @@ class CompilerFailureTest < Minitest::Test
   # takes), idle again; their pids, the first (where compiles go first)
   # first.
   def two_compilers(compiler)
-    release = Queue.new
-    entered = Queue.new
-    functions = { 'hold()' => lambda { |_|
-      entered << true
-      release.pop
-      Sass::Value::Null::NULL
-    } }
-    threads = Array.new(20) { Thread.new { compiler.compile_string('a { b: hold() }', functions:) } }
-    20.times { entered.pop }
-    pids = compiler.send(:host).compiler_pids
-    20.times { release << true }
-    threads.each(&:join)
+    pids = hold_compiles(compiler, 20) { compiler.send(:host).compiler_pids }
     assert_operator pids.size, :>=, 2, 'the compiles did not need two compilers'
     pids.first(2)
   end

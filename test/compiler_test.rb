@@ -78,19 +78,8 @@ class CompilerTest < Minitest::Test
 
   def test_extra_compilers_stop_when_idle_and_the_first_stays
     compiler = new_compiler
-    release = Queue.new
-    entered = Queue.new
-    functions = { 'hold()' => lambda { |_args|
-      entered << true
-      release.pop
-      Sass::Value::Null::NULL
-    } }
-    threads = Array.new(16) { Thread.new { compiler.compile_string('a { b: hold() }', functions:) } }
-    16.times { entered.pop }
-    first, extra = compiler.send(:host).compiler_pids
+    first, extra = hold_compiles(compiler, 16) { compiler.send(:host).compiler_pids }
     refute_nil extra, 'a sixteenth compile in a callback needs a second compiler'
-    16.times { release << true }
-    threads.each(&:join)
     wait_until(timeout: 15, message: 'the extra compiler did not stop') { !child_pids.include?(extra) }
     assert_equal [first], compiler.send(:host).compiler_pids
   end

@@ -107,6 +107,25 @@ module SassTestHelpers
     end
   end
 
+  # Runs +count+ compiles on +compiler+ at once, each held inside a
+  # function call, yields once every one is inside it, then lets them finish
+  # and waits for them.
+  def hold_compiles(compiler, count)
+    release = Queue.new
+    entered = Queue.new
+    functions = { 'hold()' => lambda { |_args|
+      entered << true
+      release.pop
+      Sass::Value::Null::NULL
+    } }
+    threads = Array.new(count) { Thread.new { compiler.compile_string('a { b: hold() }', functions:) } }
+    count.times { entered.pop }
+    yield
+  ensure
+    threads&.size&.times { release << true }
+    threads&.each(&:join)
+  end
+
   # Waits until +block+ is true (or fails after +timeout+ seconds, scaled by
   # TIME_SCALE).
   def wait_until(timeout: 10, message: 'condition never became true')

@@ -8,11 +8,15 @@
 //! threads stay on theirs, and nobody is woken across CPUs. Where every CPU
 //! is taken (by other processes compiling, by busy loops, by a build), the
 //! spin takes the CPU the compiler or someone else needed and burns its
-//! budget. So over the last window at least half a CPU must have been free:
-//! idle, or spent by this process spinning (which it would give up). A lone
-//! compile on an idle machine passes (about one CPU free, spinning or not:
-//! measured), one beside two busy loops or another compiling process does
-//! not (0.1–0.4).
+//! budget. So over the last window three quarters of a CPU must have been
+//! free: idle, or spent by this process spinning (which it would give up).
+//! Measured over 100 ms windows on a 2-vCPU machine (docs/performance.md):
+//! a lone compile, spinning or not, has 0.93–1.08 of a CPU free (the 10th
+//! to the 90th percentile); with two processes compiling, 0 to 0.68. With
+//! half a CPU as the bar (as first built) and a budget that follows the
+//! answers, two processes both spun now and then, each taking the CPU the
+//! other's compiler needed (60 µs of spinning a compile, 1.39× the wall
+//! time without spinning). Beside two busy loops: 0.1–0.4.
 //!
 //! Where the process's cgroup has a CPU quota ([`quota`]: a container's
 //! CPU limit), the machine's idle CPUs are not the process's to take: over
@@ -117,8 +121,8 @@ mod linux {
     }
 
     /// The CPU that must have been free (idle, or this process spinning)
-    /// over a window, in CPUs.
-    const FREE: f64 = 0.5;
+    /// over a window, in CPUs (see the module docs).
+    const FREE: f64 = 0.75;
 
     /// Whether, between `from` and `to`, [`FREE`] of a CPU was free.
     fn spare(from: &Sample, to: &Sample, ticks_per_second: u64) -> bool {
@@ -283,13 +287,15 @@ mod linux {
         }
 
         #[test]
-        fn a_cpu_is_to_spare_while_half_of_one_was_idle_or_spun() {
+        fn a_cpu_is_to_spare_while_three_quarters_of_one_was_idle_or_spun() {
             let start = Instant::now();
             let later = start + Duration::from_millis(100);
             // 100 ms, 100 ticks a second. A lone compile spinning: 3 ticks
-            // idle and 70 ms spun, a CPU free; not spinning: 8 ticks idle.
-            assert!(spare(&sample(start, 0, 0), &sample(later, 3, 70), 100));
-            assert!(spare(&sample(start, 0, 0), &sample(later, 8, 0), 100));
+            // idle and 90 ms spun, a CPU free; not spinning: 9 ticks idle.
+            assert!(spare(&sample(start, 0, 0), &sample(later, 3, 90), 100));
+            assert!(spare(&sample(start, 0, 0), &sample(later, 9, 0), 100));
+            // Two processes compiling: 2 ticks idle and 50 ms spun.
+            assert!(!spare(&sample(start, 0, 0), &sample(later, 2, 50), 100));
             // Busy loops on every CPU: nothing idle, 10 ms spun.
             assert!(!spare(&sample(start, 0, 0), &sample(later, 0, 10), 100));
             // Another compiling process: 2 ticks idle, 20 ms spun.

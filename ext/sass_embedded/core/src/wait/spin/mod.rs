@@ -26,7 +26,7 @@
 //!   the CPU the compiler needs);
 //! - it is a thread, not a fiber under a scheduler (whose other fibers need
 //!   the thread): the runtime decides that (see `Wait::Spin`);
-//! - a CPU is free for it ([`gate`]: on Linux, half a CPU was idle
+//! - a CPU is free for it ([`gate`]: on Linux, three quarters of a CPU was idle
 //!   or spun by this process over the last 100 ms, and a whole one of the
 //!   process's CPU quota, where one applies). A spin pays only while another
 //!   CPU is idle for the compiler; where every CPU is busy (several
