@@ -93,6 +93,25 @@ class CompilerTest < Minitest::Test
   def test_invalid_idle_timeout
     assert_raises(ArgumentError) { Sass::Compiler.new(idle_timeout: 0) }
     assert_raises(ArgumentError) { Sass::Compiler.new(idle_timeout: 'soon') }
+    # Longer than a Duration holds: no limit, as Float::INFINITY is.
+    [1e300, Float::INFINITY].each do |forever|
+      assert_equal "a {\n  b: c;\n}", new_compiler(idle_timeout: forever).compile_string('a { b: c }').css
+    end
+  end
+
+  # The executors and dispatch modes Sass::Compiler accepts are the ones the
+  # native host offers (one list, in the core); every one of them starts.
+  def test_the_executors_and_dispatch_modes_are_the_hosts
+    host = Sass::Embedded.const_get(:Host)
+    assert_includes host::EXECUTORS, :thread
+    assert_equal %i[multiplexed wait_for], host::DISPATCHES
+    host::EXECUTORS.product(host::DISPATCHES).each do |executor, dispatch|
+      compiler = new_compiler(executor:, dispatch:)
+      assert_equal "a {\n  b: c;\n}", compiler.compile_string('a { b: c }').css
+      assert_equal [executor, dispatch], [compiler.send(:host).executor, compiler.send(:host).dispatch]
+    end
+    error = assert_raises(ArgumentError) { Sass::Compiler.new(executor: :fibers) }
+    assert_equal "executor must be #{host::EXECUTORS.map(&:inspect).join(', ')} or nil, got :fibers", error.message
   end
 
   def test_the_shared_compiler_is_one_instance

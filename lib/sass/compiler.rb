@@ -57,13 +57,7 @@ module Sass
         raise ArgumentError, "max_processes must be a positive Integer or nil, got #{max_processes.inspect}"
       end
 
-      unless %i[multiplexed wait_for].include?(dispatch)
-        raise ArgumentError, "dispatch must be :multiplexed or :wait_for, got #{dispatch.inspect}"
-      end
-
-      unless executor.nil? || %i[tokio thread].include?(executor)
-        raise ArgumentError, "executor must be :tokio, :thread or nil, got #{executor.inspect}"
-      end
+      check_choices(dispatch, executor)
 
       @options = { idle_timeout: idle_timeout&.to_f, max_processes:, dispatch:, executor: }
       @mutex = Mutex.new
@@ -245,6 +239,19 @@ module Sass
     end
 
     private
+
+    # +dispatch+ and +executor+ are among the names the native host offers
+    # (an executor this build lacks is not).
+    def check_choices(dispatch, executor)
+      host = Embedded.const_get(:Host)
+      unless host::DISPATCHES.include?(dispatch)
+        raise ArgumentError, "dispatch must be #{host::DISPATCHES.map(&:inspect).join(' or ')}, got #{dispatch.inspect}"
+      end
+      return if executor.nil? || host::EXECUTORS.include?(executor)
+
+      raise ArgumentError,
+            "executor must be #{host::EXECUTORS.map(&:inspect).join(', ')} or nil, got #{executor.inspect}"
+    end
 
     # Compiles with +options+, the arguments of Request.new. Plain options
     # (a UTF-8 source, no file, URL, callbacks, load paths or deprecation

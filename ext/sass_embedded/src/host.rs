@@ -15,19 +15,37 @@ use sass_embedded_core::{CompilerCommand, ExecutorKind, Host, HostConfig};
 use crate::errors::{self, guard};
 use crate::{conversion, gvl, session};
 
-/// A duration given in seconds: positive, or nil for none (infinite counts
-/// as none).
-fn seconds(ruby: &Ruby, name: &str, value: Option<Value>) -> Result<Option<Duration>, Error> {
+/// A duration given in seconds, or nil for none.
+fn seconds(value: Option<Value>) -> Result<Option<Duration>, Error> {
     let seconds = value.map(f64::try_convert).transpose()?;
-    match seconds {
-        None => Ok(None),
-        Some(seconds) if seconds.is_infinite() && seconds > 0.0 => Ok(None),
-        Some(seconds) if seconds > 0.0 => Ok(Some(Duration::from_secs_f64(seconds))),
-        Some(seconds) => Err(errors::argument_error(
-            ruby,
-            format!("{name} must be positive, got {seconds}"),
-        )),
-    }
+    // Sass::Compiler passes positive numbers only; one too large for a
+    // Duration (or infinite) is no limit.
+    Ok(seconds
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .filter(|duration| !duration.is_zero()))
+}
+
+/// The entry of `table` named by the Symbol `value` (Sass::Compiler offers
+/// only these: `Host::EXECUTORS`, `Host::DISPATCHES`).
+fn named<T: Copy>(
+    ruby: &Ruby,
+    option: &str,
+    value: Value,
+    table: &[(&'static str, T)],
+) -> Result<T, Error> {
+    let name = Symbol::try_convert(value)?.name()?.into_owned();
+    table
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|(_, entry)| *entry)
+        .ok_or_else(|| errors::argument_error(ruby, format!("no {option} named :{name}")))
+}
+
+/// The names of `table`'s entries, as a frozen Array of Symbols.
+fn names<T>(ruby: &Ruby, table: &[(&'static str, T)]) -> RArray {
+    let names = ruby.ary_from_iter(table.iter().map(|(name, _)| ruby.sym_new(*name)));
+    names.freeze();
+    names
 }
 
 /// The native half of a `Sass::Compiler`.
@@ -61,50 +79,21 @@ impl RubyHost {
                 command.directory = crate::conversion::rust_string(directory)?.into();
             }
 
+            // Sass::Compiler#initialize checked every option (one set of
+            // rules, with the names offered here): they are only read.
             let mut config = HostConfig::new(command);
-            config.idle_timeout = seconds(ruby, "idle_timeout", option("idle_timeout"))?;
-            if let Some(startup) = seconds(ruby, "startup_timeout", option("startup_timeout"))? {
+            config.idle_timeout = seconds(option("idle_timeout"))?;
+            if let Some(startup) = seconds(option("startup_timeout"))? {
                 config.startup_timeout = startup;
             }
             if let Some(max) = option("max_processes") {
-                match usize::try_convert(max) {
-                    Ok(max) if max > 0 => config.max_processes = max,
-                    _ => {
-                        return Err(errors::argument_error(
-                            ruby,
-                            "max_processes must be a positive Integer",
-                        ))
-                    }
-                }
+                config.max_processes = usize::try_convert(max)?.max(1);
             }
             if let Some(executor) = option("executor") {
-                let name = Symbol::try_convert(executor)?.name()?.into_owned();
-                config.executor = ExecutorKind::ALL
-                    .iter()
-                    .find(|(known, _)| *known == name)
-                    .map(|(_, kind)| *kind)
-                    .ok_or_else(|| {
-                        let known: Vec<String> = ExecutorKind::ALL
-                            .iter()
-                            .map(|(n, _)| format!(":{n}"))
-                            .collect();
-                        errors::argument_error(
-                            ruby,
-                            format!("executor must be one of {}, got :{name}", known.join(", ")),
-                        )
-                    })?;
+                config.executor = named(ruby, "executor", executor, ExecutorKind::ALL)?;
             }
             if let Some(dispatch) = option("dispatch") {
-                config.dispatch = match Symbol::try_convert(dispatch)?.name()?.as_ref() {
-                    "multiplexed" => DispatchMode::Multiplexed,
-                    "wait_for" => DispatchMode::WaitFor,
-                    other => {
-                        return Err(errors::argument_error(
-                            ruby,
-                            format!("dispatch must be :multiplexed or :wait_for, got :{other}"),
-                        ))
-                    }
-                };
+                config.dispatch = named(ruby, "dispatch", dispatch, DispatchMode::ALL)?;
             }
             let host = Host::new(config).map_err(|error| {
                 Error::new(
@@ -245,10 +234,7 @@ impl RubyHost {
 
     /// `host.dispatch`: `:multiplexed` or `:wait_for`.
     fn dispatch(ruby: &Ruby, rb_self: &Self) -> StaticSymbol {
-        ruby.sym_new(match rb_self.0.config().dispatch {
-            DispatchMode::Multiplexed => "multiplexed",
-            DispatchMode::WaitFor => "wait_for",
-        })
+        ruby.sym_new(rb_self.0.config().dispatch.name())
     }
 
     /// `Host.spin_stats`: what this process's spins before sleeping did so
@@ -310,6 +296,10 @@ impl RubyHost {
         // How waiting callers sleep in this build: "epoll" (Linux) or "poll"
         // (elsewhere, and Linux built with the portable-wait feature).
         class.const_set("WAIT_MECHANISM", sass_embedded_core::wait::MECHANISM)?;
+        // What Sass::Compiler#initialize accepts for `executor:` and
+        // `dispatch:` (this build's: without tokio, no `:tokio`).
+        class.const_set("EXECUTORS", names(ruby, ExecutorKind::ALL))?;
+        class.const_set("DISPATCHES", names(ruby, DispatchMode::ALL))?;
         // The wrapped class is looked up lazily, under a lock that would
         // deadlock two threads wrapping their first hosts at once (see
         // `conversion::preload`): look it up now.

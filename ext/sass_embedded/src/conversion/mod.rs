@@ -49,6 +49,37 @@ use sass_embedded_core::protocol::{
 use crate::classes::sass_class;
 use crate::errors::{argument_error, COMPILE_ERROR};
 
+/// The value of a protocol enum (`Syntax`, `OutputStyle`) that a Ruby
+/// Symbol names: the protocol's name in lower case (`:indented` is
+/// `INDENTED`). Which names a caller may give is the Ruby layer's to say
+/// (`Sass::Compiler::Arguments::SYNTAXES`, `Request::STYLES`); the names
+/// themselves are the protocol's, read from the generated code.
+pub(crate) fn named<E: TryFrom<i32> + ProtocolName>(name: &str) -> Option<E> {
+    if name.bytes().any(|byte| byte.is_ascii_uppercase()) {
+        return None;
+    }
+    (0..)
+        .map_while(|value| E::try_from(value).ok())
+        .find(|value| value.protocol_name().eq_ignore_ascii_case(name))
+}
+
+/// A protocol enum's name for a value (prost's `as_str_name`).
+pub(crate) trait ProtocolName {
+    fn protocol_name(&self) -> &'static str;
+}
+
+impl ProtocolName for Syntax {
+    fn protocol_name(&self) -> &'static str {
+        self.as_str_name()
+    }
+}
+
+impl ProtocolName for OutputStyle {
+    fn protocol_name(&self) -> &'static str {
+        self.as_str_name()
+    }
+}
+
 static COMPILE_RESULT: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileResult"));
 static SOURCE_SPAN: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceSpan"));
 static SOURCE_LOCATION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Logger::SourceLocation"));
@@ -222,10 +253,9 @@ pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, E
             .string(Field::Source)?
             .ok_or_else(|| argument_error(ruby, "the request has neither a path nor a source"))?;
         let syntax = match request.symbol(Field::Syntax)?.as_deref() {
-            None | Some("scss") => Syntax::Scss,
-            Some("indented") => Syntax::Indented,
-            Some("css") => Syntax::Css,
-            Some(other) => return Err(argument_error(ruby, format!("unknown syntax :{other}"))),
+            None => Syntax::Scss,
+            Some(name) => named(name)
+                .ok_or_else(|| argument_error(ruby, format!("unknown syntax :{name}")))?,
         };
         let importer = request
             .get(Field::Importer)
@@ -239,9 +269,10 @@ pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, E
         })
     };
     let style = match request.symbol(Field::Style)?.as_deref() {
-        None | Some("expanded") => OutputStyle::Expanded,
-        Some("compressed") => OutputStyle::Compressed,
-        Some(other) => return Err(argument_error(ruby, format!("unknown style :{other}"))),
+        None => OutputStyle::Expanded,
+        Some(name) => {
+            named(name).ok_or_else(|| argument_error(ruby, format!("unknown style :{name}")))?
+        }
     };
     let importers = match request.get(Field::Importers) {
         None => Vec::new(),
@@ -487,12 +518,9 @@ pub fn import_response(
         let contents: RString = answer.entry(0)?;
         let syntax: Symbol = answer.entry(1)?;
         let source_map_url: Option<RString> = answer.entry(2)?;
-        let syntax = match &*syntax.name()? {
-            "scss" => Syntax::Scss,
-            "indented" => Syntax::Indented,
-            "css" => Syntax::Css,
-            other => return Err(argument_error(ruby, format!("unknown syntax :{other}"))),
-        };
+        let name = syntax.name()?;
+        let syntax: Syntax =
+            named(&name).ok_or_else(|| argument_error(ruby, format!("unknown syntax :{name}")))?;
         Some(ImportResult::Success(ImportSuccess {
             contents: string_of(contents)?,
             syntax: syntax as i32,

@@ -25,7 +25,7 @@ use sass_embedded_core::protocol::{
     OutputStyle, Syntax,
 };
 
-use super::sass_class;
+use super::{named, sass_class};
 
 positional! {
     /// An option of a compile, as `Sass::Compiler` hands them over: the
@@ -143,16 +143,19 @@ pub fn request(ruby: &Ruby, options: RArray) -> Result<Option<CompileRequest>, E
     let Some(source) = utf8(options.get(Opt::Source)) else {
         return Ok(None);
     };
-    let syntax = match options.symbol(Opt::Syntax).as_deref() {
-        Some("scss") => Syntax::Scss,
-        Some("indented") => Syntax::Indented,
-        Some("css") => Syntax::Css,
-        _ => return Ok(None),
+    let Some(syntax) = options
+        .symbol(Opt::Syntax)
+        .as_deref()
+        .and_then(named::<Syntax>)
+    else {
+        return Ok(None);
     };
-    let style = match options.symbol(Opt::Style).as_deref() {
-        Some("expanded") => OutputStyle::Expanded,
-        Some("compressed") => OutputStyle::Compressed,
-        _ => return Ok(None),
+    let Some(style) = options
+        .symbol(Opt::Style)
+        .as_deref()
+        .and_then(named::<OutputStyle>)
+    else {
+        return Ok(None);
     };
     let deprecations = [
         Opt::FatalDeprecations,

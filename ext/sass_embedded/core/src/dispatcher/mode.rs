@@ -20,3 +20,19 @@ pub enum DispatchMode {
     /// One compilation at a time, under a process-wide baton.
     WaitFor,
 }
+
+impl DispatchMode {
+    /// Every mode, by name.
+    pub const ALL: &'static [(&'static str, Self)] = &[
+        ("multiplexed", Self::Multiplexed),
+        ("wait_for", Self::WaitFor),
+    ];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, mode)| *mode == self)
+            .map_or("?", |(name, _)| name)
+    }
+}
