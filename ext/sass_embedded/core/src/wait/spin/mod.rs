@@ -14,8 +14,9 @@
 //!
 //! So the watcher spins, looking at its descriptors without blocking, for at
 //! most [`budget`] before it sleeps as usual. The budget follows how long
-//! this process's answers take ([`answers`]: a little more than nine
-//! in ten of the recent ones, nothing where they take milliseconds);
+//! this process's answers take ([`answers`]: twice what nine in ten of the
+//! recent ones took, or the longest of them up to 4 ms, and nothing where
+//! they take milliseconds);
 //! `SASS_EMBEDDED_SPIN_US` sets a fixed one instead (0 turns spinning off).
 //! And it spins only where that costs nobody anything:
 //!
