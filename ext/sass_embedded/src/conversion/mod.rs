@@ -51,33 +51,19 @@ use crate::errors::{argument_error, COMPILE_ERROR};
 
 /// The value of a protocol enum (`Syntax`, `OutputStyle`) that a Ruby
 /// Symbol names: the protocol's name in lower case (`:indented` is
-/// `INDENTED`). Which names a caller may give is the Ruby layer's to say
-/// (`Sass::Compiler::Arguments::SYNTAXES`, `Request::STYLES`); the names
-/// themselves are the protocol's, read from the generated code.
-pub(crate) fn named<E: TryFrom<i32> + ProtocolName>(name: &str) -> Option<E> {
+/// `INDENTED`), as `protocol_name` (prost's `as_str_name`) spells it. Which
+/// names a caller may give is the Ruby layer's to say
+/// (`Sass::Compiler::Arguments::SYNTAXES`, `Request::STYLES`).
+pub(crate) fn named<E: TryFrom<i32>>(
+    name: &str,
+    protocol_name: fn(&E) -> &'static str,
+) -> Option<E> {
     if name.bytes().any(|byte| byte.is_ascii_uppercase()) {
         return None;
     }
     (0..)
         .map_while(|value| E::try_from(value).ok())
-        .find(|value| value.protocol_name().eq_ignore_ascii_case(name))
-}
-
-/// A protocol enum's name for a value (prost's `as_str_name`).
-pub(crate) trait ProtocolName {
-    fn protocol_name(&self) -> &'static str;
-}
-
-impl ProtocolName for Syntax {
-    fn protocol_name(&self) -> &'static str {
-        self.as_str_name()
-    }
-}
-
-impl ProtocolName for OutputStyle {
-    fn protocol_name(&self) -> &'static str {
-        self.as_str_name()
-    }
+        .find(|value| protocol_name(value).eq_ignore_ascii_case(name))
 }
 
 static COMPILE_RESULT: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "CompileResult"));
@@ -254,7 +240,7 @@ pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, E
             .ok_or_else(|| argument_error(ruby, "the request has neither a path nor a source"))?;
         let syntax = match request.symbol(Field::Syntax)?.as_deref() {
             None => Syntax::Scss,
-            Some(name) => named(name)
+            Some(name) => named(name, Syntax::as_str_name)
                 .ok_or_else(|| argument_error(ruby, format!("unknown syntax :{name}")))?,
         };
         let importer = request
@@ -270,9 +256,8 @@ pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, E
     };
     let style = match request.symbol(Field::Style)?.as_deref() {
         None => OutputStyle::Expanded,
-        Some(name) => {
-            named(name).ok_or_else(|| argument_error(ruby, format!("unknown style :{name}")))?
-        }
+        Some(name) => named(name, OutputStyle::as_str_name)
+            .ok_or_else(|| argument_error(ruby, format!("unknown style :{name}")))?,
     };
     let importers = match request.get(Field::Importers) {
         None => Vec::new(),
@@ -519,8 +504,8 @@ pub fn import_response(
         let syntax: Symbol = answer.entry(1)?;
         let source_map_url: Option<RString> = answer.entry(2)?;
         let name = syntax.name()?;
-        let syntax: Syntax =
-            named(&name).ok_or_else(|| argument_error(ruby, format!("unknown syntax :{name}")))?;
+        let syntax = named(&name, Syntax::as_str_name)
+            .ok_or_else(|| argument_error(ruby, format!("unknown syntax :{name}")))?;
         Some(ImportResult::Success(ImportSuccess {
             contents: string_of(contents)?,
             syntax: syntax as i32,

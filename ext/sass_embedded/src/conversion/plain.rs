@@ -146,14 +146,14 @@ pub fn request(ruby: &Ruby, options: RArray) -> Result<Option<CompileRequest>, E
     let Some(syntax) = options
         .symbol(Opt::Syntax)
         .as_deref()
-        .and_then(named::<Syntax>)
+        .and_then(|name| named(name, Syntax::as_str_name))
     else {
         return Ok(None);
     };
     let Some(style) = options
         .symbol(Opt::Style)
         .as_deref()
-        .and_then(named::<OutputStyle>)
+        .and_then(|name| named(name, OutputStyle::as_str_name))
     else {
         return Ok(None);
     };
