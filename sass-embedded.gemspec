@@ -11,7 +11,8 @@ Gem::Specification.new do |spec|
   spec.authors       = ['sass-embedded developers']
   spec.license       = 'MIT'
   spec.homepage      = 'https://github.com/sass-embedded/sass-embedded'
-  spec.metadata      = { 'rubygems_mfa_required' => 'true' }
+  spec.metadata      = { 'changelog_uri' => "#{spec.homepage}/blob/main/CHANGELOG.md",
+                         'rubygems_mfa_required' => 'true' }
 
   # Every Ruby from 3.1 up, as source gems do (README, "Supported platforms");
   # platform gems claim exactly the minors they carry.
@@ -36,6 +37,7 @@ Gem::Specification.new do |spec|
     'Cargo.lock',
     'LICENSE',
     'README.md',
+    'CHANGELOG.md',
     'docs/*.md'
   ].select { |file| File.file?(file) }
   spec.bindir        = 'exe'

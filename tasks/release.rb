@@ -94,6 +94,7 @@ module SassEmbeddedRelease
   end
 
   def build(checkout)
+    Changelog.entry!(checkout, Sass::Embedded::VERSION)
     epoch = source_date_epoch(checkout)
     ENV['SOURCE_DATE_EPOCH'] = epoch.to_s
     clear(checkout)
@@ -113,6 +114,33 @@ module SassEmbeddedRelease
     end
     Index.write(checkout)
     Index.summarize(checkout, results)
+  end
+
+  # CHANGELOG.md, where users read what a release changed: a version is
+  # released only with its entry (a "## <version>" heading with text under
+  # it, up to the next "## ").
+  module Changelog
+    FILE = 'CHANGELOG.md'
+
+    module_function
+
+    # The text of +version+'s entry in +text+, or nil if it has none.
+    def entry(text, version)
+      heading = /\A##\s+v?#{Regexp.escape(version)}(?:\s|\z)/
+      lines = text.lines
+      start = lines.index { |line| line.match?(heading) } or return nil
+      body = lines.drop(start + 1).take_while { |line| !line.start_with?('## ') }.join
+      body unless body.strip.empty?
+    end
+
+    # +version+'s entry in +checkout+'s CHANGELOG.md; raises without one.
+    def entry!(checkout, version)
+      path = File.join(checkout, FILE)
+      text = File.file?(path) ? File.read(path) : ''
+      entry(text, version) or
+        raise "release:build: #{FILE} has no entry for #{version}: add a \"## #{version}\" section that says, " \
+              'in users\' words, what changed in the gem (the compiler\'s own changes are in its changelog)'
+    end
   end
 
   # The steps that make a release's gems.
