@@ -7,6 +7,7 @@ require 'shellwords'
 require 'stringio'
 require 'zlib'
 require 'rubygems/package'
+require_relative 'rubies/minors'
 
 # `rake release:build` and `rake release:install`: a release is every gem of
 # one version, built from a clean checkout into pkg/release/gems/, with
@@ -24,11 +25,11 @@ require 'rubygems/package'
 # commit give the same bytes.
 module SassEmbeddedRelease
   DIR = File.join('pkg', 'release')
-  # The Ruby minors the x86_64-linux-gnu gem carries: a gem claims one contiguous
-  # range (docs/platform-gems.md), and Debian has no Ruby 3.2, so 3.1 (the
-  # machine's) and 3.3 cannot be carried together; 3.3 and 3.4 are the
-  # newer pair, and Ruby 3.1 (end of life) gets the source gem.
-  LINUX_MINORS = %w[3.3 3.4].freeze
+  # The Ruby minors the x86_64-linux-gnu gem carries, as every platform gem
+  # (SassEmbeddedRubies::MINORS): a gem claims one contiguous range
+  # (docs/platform-gems.md), and Debian has no Ruby 3.2, so 3.1 (the
+  # machine's) cannot join them; Ruby 3.1 (end of life) gets the source gem.
+  LINUX_MINORS = SassEmbeddedRubies.minor_names.freeze
 
   # One gem of a release: its platform and how it is made (:source, :linux,
   # or the rake task that leaves it in pkg/).
@@ -281,22 +282,26 @@ module SassEmbeddedRelease
 
     # The platform gems installed by name in the roots their tasks made and
     # keep (in the copy of the checkout each works in), for each gem the
-    # release has: [platform, root, compiler package, how the root's Ruby
-    # comes first on PATH].
+    # release has: [platform, root, compiler package, how the Ruby to use
+    # comes first on PATH, its name]: the musl gems under each minor's musl
+    # Ruby.
     def other_roots
-      musl = "export PATH=#{SassEmbeddedRubies::Musl::PREFIX}/ruby/bin:$PATH " \
-             "RUBY=#{SassEmbeddedRubies::Musl::PREFIX}/ruby/bin/ruby"
-      [['aarch64-linux-gnu', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER, ':'],
-       *SassEmbeddedRubies::Musl::TARGETS.map { |target| [target.platform, target.ruby, target.compiler, musl] }]
+      musl = SassEmbeddedRubies::Musl
+      [['aarch64-linux-gnu', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER, ':',
+        SassEmbeddedRubies::ARM64.label],
+       *musl::TARGETS.product(SassEmbeddedRubies.minor_names).map do |target, minor|
+         [target.platform, target.ruby, target.compiler, "root_path=$PATH; #{musl.use_ruby(minor)}",
+          "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]
+       end]
     end
 
     def in_other_roots(checkout, compiler_cache)
-      other_roots.filter_map do |platform, ruby, compiler, setup|
+      other_roots.filter_map do |platform, ruby, compiler, setup, label|
         gem = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name(platform))
         next unless File.file?(gem)
 
         script = "set -e; #{setup}; \"$RUBY\" test/install/platform_gem.rb --source #{DIR} #{platform}"
-        ["#{platform} by name under #{ruby.label}",
+        ["#{platform} by name under #{label}",
          -> { in_copy(checkout, compiler_cache, ruby, compiler, script) }]
       end
     end

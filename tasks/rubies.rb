@@ -2,6 +2,7 @@
 
 require 'rbconfig'
 require 'shellwords'
+require_relative 'rubies/minors'
 
 # `rake test:rubies` and `rake bench:rubies`: the suite (and the benchmark's
 # 1-thread tiny rows) under every Ruby the gem supports. The machine's own
@@ -52,10 +53,14 @@ module SassEmbeddedRubies
   RACK = %w[ruby-rack ruby-webrick].freeze
   RACK3 = [*RACK, 'ruby-rackup'].freeze
 
+  # The machine's Ruby (3.1, which no platform gem carries), then Debian's
+  # Ruby of each minor the platform gems carry (MINORS).
   RUBIES = [
     Ruby.new(minor: '3.1', suite: 'bookworm', extra_suites: [], packages: %w[ruby3.1 ruby3.1-dev ruby-minitest] + RACK),
-    Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], packages: %w[ruby3.3 ruby3.3-dev ruby-async] + RACK3),
-    Ruby.new(minor: '3.4', suite: 'sid', extra_suites: %w[experimental], packages: %w[ruby3.4 ruby3.4-dev] + RACK3)
+    *MINORS.map do |minor|
+      Ruby.new(minor: minor.minor, suite: minor.suite, extra_suites: minor.extra_suites,
+               packages: %W[ruby#{minor.minor} ruby#{minor.minor}-dev] + minor.packages + RACK3)
+    end
   ].freeze
 
   module_function

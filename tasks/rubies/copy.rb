@@ -37,13 +37,26 @@ module SassEmbeddedRubies
     # +platform+ gem, install it offline with PATH holding only ruby and gem
     # and use it, then run the whole suite, against the build the gem
     # carries (on glibc linked as native:gem links it: one build, not two).
-    def gem_and_suite(platform)
+    # With +rubies+ ([minor, sh that makes that Ruby $RUBY], oldest first),
+    # the extension is built under each, the gem packed with all of them
+    # (SASS_EMBEDDED_RUBY_MINORS, which the caller sets), and installed and
+    # tested under each in turn.
+    def gem_and_suite(platform, rubies = [[nil, ':']])
+      builds = rubies[0...-1].map { |_, use| "#{use}\n\"$RUBY\" -S rake native:compile\n" }.join
+      suites = rubies.map.with_index do |(minor, use), index|
+        <<~SH
+          echo "#{Suite.section(platform, minor || '$RUBY')}"
+          #{use}
+          "$RUBY" test/install/platform_gem.rb "$gem"
+          #{'exec ' if index == rubies.size - 1}"$RUBY" -S rake test:ruby
+        SH
+      end
       <<~SH
+        #{builds}#{rubies.last.last}
         "$RUBY" -S rake native:gem
         gem=$(ls pkg/sass-embedded-*-#{platform}.gem)
-        "$RUBY" test/install/platform_gem.rb "$gem"
         export SASS_EMBEDDED_GLIBC=#{SassEmbeddedBuild::Glibc::FLOOR}
-        exec "$RUBY" -S rake test:ruby
+        #{suites.join.chomp}
       SH
     end
 

@@ -13,23 +13,24 @@ module SassEmbeddedRubies
   # configured for macOS, and the extension for each CPU and Ruby minor,
   # linked by LLVM's ld64.lld. Here: each gem packed with its bundles and
   # the darwin compiler of its CPU, then checked (tasks/mach_o.rb); a gem
-  # that fails a check is removed. Ruby 3.3 and 3.4 (experimental's) are the
-  # baserubies of the darwin Rubies of their minors.
-  DARWIN = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: %w[experimental], purpose: 'darwin',
+  # that fails a check is removed. Debian's Ruby of each minor (sid's, or
+  # the suite's that MINORS names) is the baseruby of the darwin Ruby of
+  # that minor.
+  DARWIN = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: MINORS.flat_map(&:extra_suites).uniq, purpose: 'darwin',
                     deb_src: %w[sid experimental],
-                    packages: %w[ruby3.3 ruby3.4 rustc cargo rust-src llvm clang lld unzip xz-utils dpkg-dev],
+                    packages: MINORS.map { |minor| "ruby#{minor.minor}" } +
+                              %w[rustc cargo rust-src llvm clang lld unzip xz-utils dpkg-dev],
                     label: 'macOS cross builds (sid root)')
 
   # The steps of rake native:darwin around the run in the root.
   module Darwin
-    # The Ruby minors each gem carries (contiguous, as RubyGems needs: 3.1
-    # would need 3.2, which Debian does not have, so Rubies before 3.3 on a
-    # Mac get the source gem), each darwin Ruby configured from Debian's orig
-    # tarball of its minor (Mirror::RUBY_TARBALLS). Only their headers and
-    # configuration reach the bundle, and the ABI is the same across a
-    # minor's patch releases.
-    RUBY_SOURCES = Mirror::RUBY_TARBALLS.slice('3.3', '3.4')
-    MINORS = RUBY_SOURCES.keys.freeze
+    # The Ruby minors each gem carries (all of MINORS: contiguous, as
+    # RubyGems needs; 3.1 would need 3.2, which Debian does not have, so
+    # Rubies before 3.3 on a Mac get the source gem), each darwin Ruby
+    # configured from Debian's orig tarball of its minor
+    # (Mirror::RUBY_TARBALLS). Only their headers and configuration reach
+    # the bundle, and the ABI is the same across a minor's patch releases.
+    MINORS = SassEmbeddedRubies.minor_names.freeze
     # Per gem: Rust's CPU name and the oldest macOS the extension asks for,
     # Rust's own minimum for the target (`rustc --print deployment-target`).
     # The bundled compilers need macOS 14; the extension alone runs on older

@@ -9,14 +9,15 @@ module SassEmbeddedRubies
   # machine's glibc Ruby for musl); the arm64 one is an arm64 root entered
   # through user-mode emulation (Emulation), as test:arm64's. There, once and
   # cached (tasks/rubies/musl/toolchain.sh, one recipe for both CPUs): a
-  # Ruby 3.3 built with musl-gcc from Debian's upstream tarball, and a
-  # stand-in for musl's missing libgcc_s. Then, in a copy of the checkout
-  # (CheckoutCopy), under that Ruby: the extension built through
-  # extconf.rb's own musl path (what `gem install` runs; sid's rustc builds
-  # std for the musl target from rust-src), the platform gem packed and
-  # installed offline with only `ruby` and `gem` on PATH, and the whole Ruby
-  # suite with the musl compiler package. The gem is copied into the
-  # checkout's pkg/.
+  # Ruby of each minor the gems carry (MINORS) built with musl-gcc from
+  # Debian's upstream tarball, and a stand-in for musl's missing libgcc_s.
+  # Then, in a copy of the checkout (CheckoutCopy), under each of those
+  # Rubies: the extension built through extconf.rb's own musl path (what
+  # `gem install` runs; sid's rustc builds std for the musl target from
+  # rust-src); the platform gem packed with all of them; and under each
+  # again, the gem installed offline with only `ruby` and `gem` on PATH and
+  # the whole Ruby suite with the musl compiler package. The gem is copied
+  # into the checkout's pkg/.
   #
   # Decided for arm64: everything is built inside the emulated root with the
   # x86-64 task's own recipe (no second copy of it, no cross toolchain whose
@@ -66,17 +67,19 @@ module SassEmbeddedRubies
                                                                compiler_cache)
       copy = CheckoutCopy.mirror(ruby, checkout, archive, compiler_cache)
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
-                      'SASS_MUSL_OPENSSL' => openssl_tarball(copy),
-                      'SASS_EMBEDDED_RUBY_MINORS' => ruby.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
+                      'SASS_MUSL_OPENSSL' => openssl_tarball(copy), 'SASS_MUSL_RUBIES' => ruby_tarballs(copy),
+                      'SASS_EMBEDDED_RUBY_MINORS' => SassEmbeddedRubies.minor_names.join(','),
+                      'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
       limit = ENV.fetch('SASS_MUSL_TIMEOUT', target.emulated ? '10800' : '3600')
       if target.emulated
         environment.merge!('SASS_TEST_TIME_SCALE' => Arm64::TIME_SCALE,
                            'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'))
       end
-      puts "\n== #{target.task}: Ruby #{ruby.name}, in #{copy}"
+      puts "\n== #{target.task}: Ruby #{SassEmbeddedRubies.minor_names.join(', ')} built for musl " \
+           "(root #{Roots.path(ruby)}), in #{copy}"
       run = SassEmbeddedRubies.run(ruby, script(target), environment, limit:, checkout: copy)
       built = run.output[%r{^built (/\S+\.gem) }, 1]
-      check_gem(target, CheckoutCopy.keep(built, checkout)) if run.success? || built
+      Check.call(target, CheckoutCopy.keep(built, checkout)) if run.success? || built
       Suite.summarize([[ruby, run]], target.task)
     end
 
@@ -87,20 +90,37 @@ module SassEmbeddedRubies
                   File.join(copy, 'tmp', 'musl-sources', "openssl-#{OPENSSL_VERSION}.tar.gz"))
     end
 
-    # In the root: the toolchain (cached), then under the musl Ruby the
-    # platform gem (rake native:gem builds the extension first, through
-    # extconf.rb), its offline install, and the suite. Cargo builds for the
-    # musl target with std from rust-src, linked by musl-gcc, bindgen reading
-    # musl's headers; extconf.rb adds -crt-static to these RUSTFLAGS itself.
+    # Each minor's Ruby tarball in +copy+'s tmp/, verified, as the
+    # toolchain takes them: "MINOR=TARBALL ...".
+    def ruby_tarballs(copy)
+      directory = File.join(copy, 'tmp', 'musl-sources')
+      SassEmbeddedRubies.minor_names.map { |minor| "#{minor}=#{Mirror.ruby_tarball(minor, directory)}" }.join(' ')
+    end
+
+    # The sh that makes the musl Ruby of +minor+ $RUBY and first on PATH
+    # (before the root's own PATH, kept in $root_path), its gems and
+    # Debian's pure-Ruby ones (Rack) on GEM_PATH.
+    def use_ruby(minor)
+      bin = "#{PREFIX}/ruby-#{minor}/bin"
+      "export PATH=#{bin}:$root_path RUBY=#{bin}/ruby; " \
+        'export GEM_PATH=$("$RUBY" -e \'print Gem.default_dir\'):/usr/share/rubygems-integration/all; "$RUBY" -v'
+    end
+
+    # In the root: the toolchain (cached), then under the musl Rubies the
+    # platform gem (each one's extension built through extconf.rb by rake
+    # native:compile, then packed together), its offline install and the
+    # suite under each. Cargo builds for the musl target with std from
+    # rust-src, linked by musl-gcc, bindgen reading musl's headers;
+    # extconf.rb adds -crt-static to these RUSTFLAGS itself.
     def script(target)
       rust = target.rust
+      rubies = SassEmbeddedRubies.minor_names.map { |minor| [minor, use_ruby(minor)] }
       <<~SH.tr("\n", ';')
         set -e
         echo "uname -m in the root: $(uname -m)"
-        sh tasks/rubies/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL"
-        export PATH=#{PREFIX}/ruby/bin:$PATH RUBY=#{PREFIX}/ruby/bin/ruby
-        export GEM_PATH=$("$RUBY" -e 'print Gem.default_dir'):/usr/share/rubygems-integration/all
-        "$RUBY" -v
+        sh tasks/rubies/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL" $SASS_MUSL_RUBIES
+        root_path=$PATH
+        #{rubies.last.last}
         "$RUBY" -e 'puts "Gem::Platform.local: \#{Gem::Platform.local}"'
         llvm=$(ls -d /usr/lib/llvm-[0-9]* | sort -V | tail -1)
         export LIBCLANG_PATH=$llvm/lib
@@ -109,49 +129,58 @@ module SassEmbeddedRubies
         export CARGO_TARGET_#{rust.upcase.tr('-', '_')}_LINKER=musl-gcc
         export RUSTFLAGS="-L native=#{PREFIX}/unwind"
         rustc --version
-        #{CheckoutCopy.gem_and_suite(target.platform).chomp}
+        #{CheckoutCopy.gem_and_suite(target.platform, rubies).chomp}
       SH
     end
 
     # The gem left in pkg/ must carry musl binaries: an extension of the
-    # target's CPU that needs musl's C library and no glibc symbol version,
-    # and the musl compiler package (its Dart runtime asks for musl's loader).
-    def check_gem(target, gem)
-      CheckoutCopy.unpacked(gem, target.task) do |tmp|
-        extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
-        raise "#{target.task}: #{gem} carries no extension" if extensions.empty?
+    # target's CPU for each minor, that needs musl's C library and no glibc
+    # symbol version, and the musl compiler package (its Dart runtime asks
+    # for musl's loader).
+    module Check
+      module_function
 
-        extensions.each { |extension| check_extension(target, gem, tmp, extension) }
-        dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')
-        check_machine(target, gem, 'the compiler', dart)
-        interpreter = SassEmbeddedBuild::ElfInterpreter.of(dart)
-        unless interpreter&.include?(target.loader)
-          raise "#{target.task}: the compiler in #{gem} asks for #{interpreter.inspect}, not musl's loader"
+      def call(target, gem)
+        CheckoutCopy.unpacked(gem, target.task) do |tmp|
+          extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
+          minors = extensions.map { |extension| File.basename(File.dirname(extension)) }.sort
+          unless minors == SassEmbeddedRubies.minor_names.sort
+            raise "#{target.task}: #{gem} carries extensions for Ruby #{minors.join(', ')}, not " \
+                  "#{SassEmbeddedRubies.minor_names.join(', ')}"
+          end
+
+          extensions.each { |extension| check_extension(target, gem, tmp, extension) }
+          dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')
+          check_machine(target, gem, 'the compiler', dart)
+          interpreter = SassEmbeddedBuild::ElfInterpreter.of(dart)
+          unless interpreter&.include?(target.loader)
+            raise "#{target.task}: the compiler in #{gem} asks for #{interpreter.inspect}, not musl's loader"
+          end
+
+          puts "#{gem}: the compiler's Dart runtime is an #{target.cpu} ELF running under #{interpreter}"
         end
-
-        puts "#{gem}: the compiler's Dart runtime is an #{target.cpu} ELF running under #{interpreter}"
       end
-    end
 
-    def check_machine(target, gem, name, binary)
-      machine = File.binread(binary, 20).unpack('a4@18v')
-      return if machine == ["\x7FELF".b, target.machine]
+      def check_machine(target, gem, name, binary)
+        machine = File.binread(binary, 20).unpack('a4@18v')
+        return if machine == ["\x7FELF".b, target.machine]
 
-      raise "#{target.task}: #{name} in #{gem} is not an #{target.cpu} ELF binary"
-    end
-
-    def check_extension(target, gem, tmp, extension)
-      name = extension.delete_prefix("#{tmp}/")
-      check_machine(target, gem, name, extension)
-      dynamic, = Open3.capture2('readelf', '--dynamic', '--wide', extension)
-      versions, = Open3.capture2('readelf', '--version-info', '--wide', extension)
-      needed = dynamic.scan(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/).flatten
-      unless needed.include?('libc.so') && needed.none? { |library| library.start_with?('libc.so.') }
-        raise "#{target.task}: #{name} needs #{needed.inspect}, not musl's libc.so"
+        raise "#{target.task}: #{name} in #{gem} is not an #{target.cpu} ELF binary"
       end
-      raise "#{target.task}: #{name} asks for glibc symbol versions" if versions.include?('GLIBC_')
 
-      puts "#{gem}: #{name} is an #{target.cpu} ELF needing #{needed.join(', ')}, with no glibc symbol version"
+      def check_extension(target, gem, tmp, extension)
+        name = extension.delete_prefix("#{tmp}/")
+        check_machine(target, gem, name, extension)
+        dynamic, = Open3.capture2('readelf', '--dynamic', '--wide', extension)
+        versions, = Open3.capture2('readelf', '--version-info', '--wide', extension)
+        needed = dynamic.scan(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/).flatten
+        unless needed.include?('libc.so') && needed.none? { |library| library.start_with?('libc.so.') }
+          raise "#{target.task}: #{name} needs #{needed.inspect}, not musl's libc.so"
+        end
+        raise "#{target.task}: #{name} asks for glibc symbol versions" if versions.include?('GLIBC_')
+
+        puts "#{gem}: #{name} is an #{target.cpu} ELF needing #{needed.join(', ')}, with no glibc symbol version"
+      end
     end
   end
 end

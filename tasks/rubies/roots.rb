@@ -156,16 +156,13 @@ module SassEmbeddedRubies
   # Files fetched from the Debian mirror for a platform's build (sources
   # Debian's indexes no longer name), each pinned to its SHA-256.
   module Mirror
-    # Ruby's sources by minor, for the Rubies built from source (the darwin
-    # cross builds, the old-glibc root's Ruby): Debian's orig tarballs on
-    # its mirror, pinned to their SHA-256 (Debian repacks them, so they are
-    # not byte for byte ruby-lang.org's; sid's and experimental's indexes
-    # already name newer ones that the mirror no longer keeps). Each already
-    # holds configure and its bundled gems.
-    RUBY_TARBALLS = {
-      '3.3' => %w[ruby3.3/ruby3.3_3.3.8.orig.tar.xz e2e1233ad275b7623a05edf23a01192626d1da454bdfe353a28a87acd8ef015c],
-      '3.4' => %w[ruby3.4/ruby3.4_3.4.5.orig.tar.xz 141fb3b0192b8196361b3b4d6c29fc9b10c0798dbe54ada1539d9f1c311bfcbf]
-    }.freeze
+    # Ruby's sources by minor (MINORS), for the Rubies built from source
+    # (musl, the darwin cross builds, the old-glibc root's Ruby): Debian's
+    # orig tarballs on its mirror, pinned to their SHA-256 (Debian repacks
+    # them, so they are not byte for byte ruby-lang.org's; sid's and
+    # experimental's indexes already name newer ones that the mirror no
+    # longer keeps). Each already holds configure and its bundled gems.
+    RUBY_TARBALLS = MINORS.to_h { |minor| [minor.minor, [minor.tarball, minor.sha256]] }.freeze
 
     module_function
 

@@ -32,23 +32,42 @@ module SassEmbeddedRubies
       summarize(runs, task)
     end
 
+    # The line that opens a suite's part of a run that tests a gem under
+    # several Rubies (CheckoutCopy.gem_and_suite).
+    def section(platform, minor) = "== the #{platform} gem under Ruby #{minor}"
+
+    # A run's output cut at those lines, each part named by its minor; the
+    # whole output, unnamed, for a run of one suite.
+    def sections(output)
+      parts = output.split(/^(?=== the \S+ gem under Ruby )/).drop(1)
+      return [[nil, output]] if parts.size < 2
+
+      parts.map { |part| [part[/\A== the \S+ gem under Ruby (\S+)/, 1], part] }
+    end
+
     def summarize(runs, task)
       puts "\n== #{task} summary"
       runs.each do |ruby, run|
-        counts = counts(run.output)
-        tests = if counts
-                  "#{counts[:runs]} runs, #{counts[:assertions]} assertions, #{counts[:failures]} failures, " \
-                    "#{counts[:errors]} errors, #{counts[:skips]} skips"
-                else
-                  'no test summary'
-                end
-        puts "#{ruby.name}: #{run.success? ? 'passed' : 'FAILED'} (#{run.status_label}), #{tests}; " \
-             "build + suite #{SassEmbeddedRubies.duration(run.seconds)}, #{run.place}; " \
-             "#{run.description || 'ruby -v failed'}"
+        sections(run.output).each { |minor, output| report(ruby, minor, run, output) }
       end
       failed = runs.reject { |_, run| run.success? }.map { |ruby, _| ruby.name }
       puts "#{task}: #{runs.size - failed.size} of #{runs.size} Rubies passed"
       abort "#{task} failed on Ruby #{failed.join(', ')}" unless failed.empty?
+    end
+
+    # One summary line: a run's (or its +minor+'s part's) result and counts.
+    def report(ruby, minor, run, output)
+      counts = counts(output)
+      tests = if counts
+                "#{counts[:runs]} runs, #{counts[:assertions]} assertions, #{counts[:failures]} failures, " \
+                  "#{counts[:errors]} errors, #{counts[:skips]} skips"
+              else
+                'no test summary'
+              end
+      passed = run.success? || (minor && counts && (counts[:failures] + counts[:errors]).zero?)
+      puts "#{ruby.name}#{" (Ruby #{minor})" if minor}: #{passed ? 'passed' : 'FAILED'} (#{run.status_label}), " \
+           "#{tests}; build + suite #{SassEmbeddedRubies.duration(run.seconds)}, #{run.place}; " \
+           "#{output[/^ruby \d.*$/] || 'ruby -v failed'}"
     end
   end
 end

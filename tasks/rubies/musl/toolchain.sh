@@ -1,11 +1,13 @@
 #!/bin/sh
 # Run inside a musl root (rake test:musl, test:musl_arm64): makes, once, what
 # building and testing for the root's CPU's musl gem needs there, each part under $PREFIX and
-# remade only when this script changes (its checksum is the stamp):
+# remade only when this script changes (its checksum is the stamp; a Ruby's
+# stamp adds its tarball's name, so adding a minor builds only its Ruby):
 #
-# - a musl Ruby (Debian's ruby3.3 upstream tarball, built with musl-gcc
-#   against zlib, libyaml and OpenSSL also built with musl-gcc,
-#   with no base Ruby):
+# - a musl Ruby per minor the gem carries ($PREFIX/ruby-<minor>, from
+#   Debian's upstream tarball of it, which the task verifies), built with
+#   musl-gcc against zlib, libyaml and OpenSSL also built with musl-gcc,
+#   with no base Ruby:
 #   shared libruby, no
 #   YJIT (its Rust would link glibc's std), crypt_r off (musl-dev has no
 #   crypt.h). Unpatched: Ruby's main thread keeps the small machine stack
@@ -17,31 +19,38 @@
 #   with the two glibc fortify functions it calls (fortify-shim.c), named
 #   by a linker script installed as libgcc_s.so.
 #
-# Usage: toolchain.sh PREFIX OPENSSL_TARBALL (prints "musl toolchain: ..."
-# lines). The OpenSSL tarball comes verified from the task: the mirror's
-# sid and trixie indexes name tarballs it no longer keeps.
+# Usage: toolchain.sh PREFIX OPENSSL_TARBALL MINOR=RUBY_TARBALL... (prints
+# "musl toolchain: ..." lines). The tarballs come verified from the task:
+# the mirror's sid and trixie indexes name tarballs it no longer keeps.
 set -eu
 PREFIX=$1
 OPENSSL=$2
+shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 stamp=$( (cat "$0" "$here/fortify-shim.c"; basename "$OPENSSL") | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
-  echo "musl toolchain: cached in $PREFIX ($("$PREFIX/ruby/bin/ruby" -v))"
+jobs=$(nproc)
+timed() { s=$(date +%s); "$@"; echo "musl toolchain: $1 $2 in $(( $(date +%s) - s )) s"; }
+ruby_stamp() { echo "$stamp $(basename "$1")"; }
+
+# Every Ruby current: nothing to make.
+current=1
+for pair in "$@"; do
+  [ "$(cat "$PREFIX/ruby-${pair%%=*}/stamp" 2>/dev/null)" = "$(ruby_stamp "${pair#*=}")" ] || current=0
+done
+if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ] && [ $current = 1 ]; then
+  for pair in "$@"; do
+    echo "musl toolchain: cached in $PREFIX ($("$PREFIX/ruby-${pair%%=*}/bin/ruby" -v))"
+  done
   exit 0
 fi
-rm -rf "$PREFIX"
-mkdir -p "$PREFIX/src" "$PREFIX/deps/lib" "$PREFIX/deps/include" "$PREFIX/unwind"
 started=$(date +%s)
-timed() { s=$(date +%s); "$@"; echo "musl toolchain: $1 in $(( $(date +%s) - s )) s"; }
-jobs=$(nproc)
-
 sources() {
   cd "$PREFIX/src"
   apt-get update -qq
   # The mirror may lack a .dsc or a Debian diff (apt-get then fails): only
   # the upstream tarballs are used, so only they must be there.
-  apt-get source --download-only ruby3.3 zlib libyaml > apt-source.log 2>&1 || true
-  for package in zlib libyaml ruby3.3; do
+  apt-get source --download-only zlib libyaml > apt-source.log 2>&1 || true
+  for package in zlib libyaml; do
     archive=$(ls "$package"_*.orig.tar.* 2>/dev/null | head -1)
     [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
     tar xf "$archive"
@@ -83,16 +92,22 @@ openssl() {
   make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
 }
 
+# Ruby MINOR from TARBALL, into $PREFIX/ruby-MINOR.
 ruby() {
-  cd "$PREFIX"/src/ruby-3.3.*/
+  minor=$1
+  rm -rf "$PREFIX/ruby-$minor" "$PREFIX/src/ruby-$minor"
+  mkdir -p "$PREFIX/src/ruby-$minor"
+  cd "$PREFIX/src/ruby-$minor"
+  tar xf "$2" --strip-components=1
   # Without a base Ruby (the root's glibc one would be taken), as from a
   # bare system: with one, `make install` downloads the bundled gems' .gem
   # files, and the root has no network for that. The tarball carries them.
-  ./configure CC=musl-gcc --prefix="$PREFIX/ruby" --enable-shared --disable-install-doc --disable-yjit \
+  ./configure CC=musl-gcc --prefix="$PREFIX/ruby-$minor" --enable-shared --disable-install-doc --disable-yjit \
     --without-baseruby --with-opt-dir="$PREFIX/deps" ac_cv_func_crypt_r=no > configure.log 2>&1 ||
     { tail -30 configure.log; exit 1; }
   make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
   make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
+  ruby_stamp "$2" > "$PREFIX/ruby-$minor/stamp"
 }
 
 unwinder() {
@@ -107,11 +122,21 @@ unwinder() {
     "$PREFIX/unwind/libfortify_shim.a" > libgcc_s.so
 }
 
-timed sources
-timed zlib
-timed libyaml
-timed openssl
-timed ruby
-timed unwinder
-echo "$stamp" > "$PREFIX/stamp"
-echo "musl toolchain: made in $PREFIX in $(( $(date +%s) - started )) s ($("$PREFIX/ruby/bin/ruby" -v))"
+# The libraries the Rubies link and the unwinder, unless current.
+if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$PREFIX"
+  mkdir -p "$PREFIX/src" "$PREFIX/deps/lib" "$PREFIX/deps/include" "$PREFIX/unwind"
+  timed sources
+  timed zlib
+  timed libyaml
+  timed openssl
+  timed unwinder
+  echo "$stamp" > "$PREFIX/stamp"
+fi
+for pair in "$@"; do
+  minor=${pair%%=*}
+  [ "$(cat "$PREFIX/ruby-$minor/stamp" 2>/dev/null)" = "$(ruby_stamp "${pair#*=}")" ] ||
+    timed ruby "$minor" "${pair#*=}"
+  echo "musl toolchain: $PREFIX/ruby-$minor: $("$PREFIX/ruby-$minor/bin/ruby" -v)"
+done
+echo "musl toolchain: made in $PREFIX in $(( $(date +%s) - started )) s"
