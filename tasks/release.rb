@@ -287,8 +287,10 @@ module SassEmbeddedRelease
     # Ruby.
     def other_roots
       musl = SassEmbeddedRubies::Musl
-      [['aarch64-linux-gnu', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER, ':',
-        SassEmbeddedRubies::ARM64.label],
+      [*SassEmbeddedRubies.minor_names.map do |minor|
+         ['aarch64-linux-gnu', SassEmbeddedRubies::ARM64, SassEmbeddedRubies::Arm64::COMPILER,
+          SassEmbeddedRubies::Arm64.use_ruby(minor), "Ruby #{minor} on arm64 Linux (sid root, emulated)"]
+       end,
        *musl::TARGETS.product(SassEmbeddedRubies.minor_names).map do |target, minor|
          [target.platform, target.ruby, target.compiler, "root_path=$PATH; #{musl.use_ruby(minor)}",
           "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]

@@ -2,10 +2,12 @@
 
 module SassEmbeddedRubies
   # rake test:arm64: the extension built natively for arm64 Linux in a Debian
-  # trixie arm64 root entered through user-mode emulation (Emulation), with
-  # the suite's own Ruby 3.3, cargo and rustc; its aarch64-linux-gnu platform gem
-  # packed there and installed without a toolchain or network; then the Ruby
-  # suite, emulated. The extension is linked against glibc 2.17 by zig (`rake
+  # sid arm64 root entered through user-mode emulation (Emulation), with
+  # Debian's Ruby of each minor the gems carry (MINORS: sid's, and
+  # experimental's where sid has none), cargo and rustc, under each Ruby;
+  # its aarch64-linux-gnu platform gem packed there with all of them and
+  # installed without a toolchain or network under each; then the Ruby
+  # suite under each, emulated. The extension is linked against glibc 2.17 by zig (`rake
   # native:compile`), whose x86-64 binary the copy keeps in its tmp/zig
   # (unpacked from the checkout's wheel): the kernel runs it natively inside
   # the emulated root.
@@ -15,9 +17,11 @@ module SassEmbeddedRubies
   # builds, its arm64 compiler and cargo's target directory stay apart from
   # the machine's, and cached for the next run. The gem is copied back into
   # the checkout's pkg/.
-  ARM64 = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], architecture: 'arm64',
-                   packages: %w[ruby3.3 ruby3.3-dev ruby-async cargo rustc] + RACK3,
-                   label: '3.3 on arm64 Linux (trixie, emulated)')
+  ARM64 = Ruby.new(minor: MINORS.first.minor, suite: 'sid', extra_suites: MINORS.flat_map(&:extra_suites).uniq,
+                   architecture: 'arm64',
+                   packages: MINORS.flat_map { |minor| %W[ruby#{minor.minor} ruby#{minor.minor}-dev] } +
+                             %w[ruby-async cargo rustc] + RACK3,
+                   label: "#{minor_names.join(', ')} on arm64 Linux (sid, emulated)")
 
   # The steps of rake test:arm64 around the run in the root.
   module Arm64
@@ -39,7 +43,8 @@ module SassEmbeddedRubies
       copy = CheckoutCopy.mirror(ARM64, checkout, archive, compiler_cache)
       SassEmbeddedBuild::Zig.executable(File.join(copy, 'tmp', 'zig'), wheels: File.join(checkout, 'tmp', 'zig'))
       environment = { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive.sub(checkout, copy),
-                      'SASS_EMBEDDED_RUBY_MINORS' => ARM64.minor, 'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
+                      'SASS_EMBEDDED_RUBY_MINORS' => SassEmbeddedRubies.minor_names.join(','),
+                      'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
                       'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300') }
       puts "\n== test:arm64: Ruby #{ARM64.name}, in #{copy}"
@@ -50,14 +55,17 @@ module SassEmbeddedRubies
       Suite.summarize([[ARM64, run]], 'test:arm64')
     end
 
+    # The sh that makes Debian's Ruby of +minor+ $RUBY.
+    def use_ruby(minor) = "RUBY=/usr/bin/ruby#{minor}; \"$RUBY\" -v"
+
     # In the root: the machine, the platform gem, its install, the suite.
     def script
+      rubies = SassEmbeddedRubies.minor_names.map { |minor| [minor, use_ruby(minor)] }
       <<~SH.tr("\n", ';')
         set -e
         echo "uname -m in the root: $(uname -m)"
-        "$RUBY" -v
         cargo --version
-        #{CheckoutCopy.gem_and_suite('aarch64-linux-gnu').chomp}
+        #{CheckoutCopy.gem_and_suite('aarch64-linux-gnu', rubies).chomp}
       SH
     end
 
@@ -65,8 +73,14 @@ module SassEmbeddedRubies
     # compiler's Dart runtime.
     def check_gem(gem)
       CheckoutCopy.unpacked(gem, 'test:arm64') do |tmp|
-        binaries = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so')) +
-                   [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
+        extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
+        minors = extensions.map { |extension| File.basename(File.dirname(extension)) }.sort
+        unless minors == SassEmbeddedRubies.minor_names.sort
+          raise "test:arm64: #{gem} carries extensions for Ruby #{minors.join(', ')}, not " \
+                "#{SassEmbeddedRubies.minor_names.join(', ')}"
+        end
+
+        binaries = extensions + [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
         binaries.each do |binary|
           machine = File.file?(binary) && File.binread(binary, 20).unpack('a4@18v')
           unless machine == ["\x7FELF".b, AARCH64]

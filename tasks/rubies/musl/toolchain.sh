@@ -29,7 +29,7 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 stamp=$( (cat "$0" "$here/fortify-shim.c"; basename "$OPENSSL") | sha256sum | cut -d' ' -f1)
 jobs=$(nproc)
-timed() { s=$(date +%s); "$@"; echo "musl toolchain: $1 $2 in $(( $(date +%s) - s )) s"; }
+timed() { s=$(date +%s); "$@"; echo "musl toolchain: $1 ${2-} in $(( $(date +%s) - s )) s"; }
 ruby_stamp() { echo "$stamp $(basename "$1")"; }
 
 # Every Ruby current: nothing to make.
