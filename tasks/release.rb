@@ -276,7 +276,7 @@ module SassEmbeddedRelease
         ["what RubyGems' resolver picks for each platform, and Bundler, under Ruby #{builder.minor}",
          -> { in_root.call("unshare -n \"$RUBY\" test/install/release_index.rb #{DIR}") }],
         *in_other_roots(checkout, compiler_cache),
-        Wine.step(checkout, compiler_cache)
+        *Wine.steps(checkout, compiler_cache)
       ].compact
     end
 
@@ -352,32 +352,34 @@ module SassEmbeddedRelease
       end
     end
 
-    # x64-mingw-ucrt by name under the Windows Ruby that test:windows
+    # x64-mingw-ucrt by name under each Windows Ruby that test:windows
     # cross-built (kept in the roots' cache), under Wine in its root, the
     # index read through Wine's Z: drive as a Windows user's file:///Z:/
     # source.
     module Wine
       module_function
 
-      def step(checkout, compiler_cache)
+      def steps(checkout, compiler_cache)
         windows = SassEmbeddedRubies::Windows
         gem = File.join(SassEmbeddedRelease.gems_dir(checkout), SassEmbeddedRelease.file_name(windows::PLATFORM))
-        return unless File.file?(gem)
+        return [] unless File.file?(gem)
 
-        ["#{windows::PLATFORM} by name under the Windows Ruby #{windows::MINOR}, under Wine",
-         lambda {
-           Install.in_copy(checkout, compiler_cache, SassEmbeddedRubies::WINE, windows::COMPILER, script) do |copy|
-             SassEmbeddedRubies::WindowsRuby.call(copy)
-           end
-         }]
+        SassEmbeddedRubies.minor_names.map do |minor|
+          ["#{windows::PLATFORM} by name under the Windows Ruby #{minor}, under Wine",
+           lambda {
+             Install.in_copy(checkout, compiler_cache, SassEmbeddedRubies::WINE, windows::COMPILER,
+                             script(minor)) do |copy|
+               SassEmbeddedRubies::WindowsRuby.call(copy)
+             end
+           }]
+        end
       end
 
-      def script
-        work = SassEmbeddedRubies::Windows::WORK
-        output = File.join(work, 'release-install.txt')
+      def script(minor)
+        output = File.join(SassEmbeddedRubies::Windows::WORK, "release-install-#{minor}.txt")
         SassEmbeddedRubies::Wine.script(
-          ["timeout -k 10 600 wine #{work}/ruby/bin/ruby.exe test/install/platform_gem.rb --source Z:$PWD/#{DIR} " \
-           "#{SassEmbeddedRubies::Windows::PLATFORM} > #{output} 2>&1 </dev/null || failed=1",
+          ["timeout -k 10 600 #{SassEmbeddedRubies::Windows::UnderWine.ruby(minor)} test/install/platform_gem.rb " \
+           "--source Z:$PWD/#{DIR} #{SassEmbeddedRubies::Windows::PLATFORM} > #{output} 2>&1 </dev/null || failed=1",
            "tr -d '\\r' < #{output}"]
         )
       end

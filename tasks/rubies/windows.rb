@@ -13,8 +13,12 @@ module SassEmbeddedRubies
   # compiler (`dart.exe` and its snapshot): spawning, pipes, the reader and
   # writer threads, socket bells, killing the compiler, all through Windows
   # APIs as Wine implements them.
-  WINDOWS_BUILD = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'windows',
-                           packages: %w[ruby3.3 rustc cargo rust-src gcc-mingw-w64-ucrt64 binutils-mingw-w64-x86-64],
+  # Debian's Ruby of each minor the gem carries (MINORS) reads the Windows
+  # Ruby's RbConfig of that minor for rb-sys (test:windows).
+  WINDOWS_BUILD = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: MINORS.flat_map(&:extra_suites).uniq,
+                           purpose: 'windows',
+                           packages: MINORS.map { |minor| "ruby#{minor.minor}" } +
+                                     %w[rustc cargo rust-src gcc-mingw-w64-ucrt64 binutils-mingw-w64-x86-64],
                            label: "Debian sid's Rust for Windows")
   # Trixie: Wine 10, and the toolchain the Windows Ruby is cross-built with
   # (tasks/rubies/windows/ruby.sh): mingw-w64's UCRT gcc 14 (sid's 16 does
@@ -26,49 +30,69 @@ module SassEmbeddedRubies
                                libtool libltdl-dev] + RACK3,
                   label: "Debian trixie's Wine 10")
 
-  # The Windows Ruby (x64-mingw-ucrt, 3.3), cross-built in the Wine root
-  # (tasks/rubies/windows/ruby.sh) and kept outside it, in the roots' cache
-  # (a root is remade whenever its packages change; the Ruby takes half an
-  # hour to build): put back into a new root, so the script finds it made,
-  # and remade only when the script changes. Copied into a checkout's
-  # tmp/windows/ruby, where the extension's build (in the sid root) reads
-  # its headers, import library and RbConfig, and Wine runs it.
+  # The Windows Rubies (x64-mingw-ucrt), one per minor the gem carries,
+  # cross-built in the Wine root (tasks/rubies/windows/ruby.sh) and kept
+  # outside it, in the roots' cache (a root is remade whenever its packages
+  # change; a Ruby takes a quarter of an hour to build): put back into a new
+  # root, so the script finds it made, and remade only when the script
+  # changes. Copied into a checkout's tmp/windows/ruby-<minor>, where the
+  # extension's build (in the sid root) reads its headers, import library
+  # and RbConfig, and Wine runs it.
   module WindowsRuby
-    # Where the Wine root keeps it.
+    # Where the Wine root keeps them.
     PREFIX = '/opt/sass-embedded-windows-ruby'
-    # What it is made from, with OpenSSL's tarball (musl's, the same
-    # release): their checksum is its stamp, as ruby.sh computes it.
+    # What they are made from, with OpenSSL's tarball (musl's, the same
+    # release) and each one's Ruby tarball: their checksum is the stamp, as
+    # ruby.sh computes it.
     INPUTS = %w[ruby.sh wine-pioinfo.c].map { |name| File.expand_path("windows/#{name}", __dir__) }.freeze
 
     module_function
 
-    def kept = File.join(File.expand_path(Roots.cache_dir), 'windows-ruby-3.3')
+    def kept(minor) = File.join(File.expand_path(Roots.cache_dir), "windows-ruby-#{minor}")
 
-    # Makes (or finds) the Ruby; its copy in +checkout+ (tmp/windows/ruby).
+    # The copy of +minor+'s Ruby in +checkout+ (a path relative to it).
+    def in_checkout(minor) = File.join('tmp', 'windows', "ruby-#{minor}")
+
+    # Makes (or finds) the Rubies, and copies each into +checkout+.
     def call(checkout)
       SassEmbeddedRubies.prepare([WINE])
-      puts "\n== the Windows Ruby (root #{Roots.path(WINE)}, kept in #{kept})"
+      minors = SassEmbeddedRubies.minor_names
+      puts "\n== the Windows Rubies #{minors.join(', ')} (root #{Roots.path(WINE)}, kept in #{kept('<minor>')})"
       openssl = Musl.openssl_tarball(checkout)
-      stamp = Digest::SHA256.hexdigest(INPUTS.map { |input| File.binread(input) }.join + "#{File.basename(openssl)}\n")
-      script = "#{restore_script(stamp, checkout)}; sh tasks/rubies/windows/ruby.sh #{PREFIX} #{openssl.shellescape}"
-      run = SassEmbeddedRubies.run(WINE, script, {}, limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
-      abort "the Windows Ruby was not made (#{run.place})" unless run.success?
+      tarballs = minors.to_h { |minor| [minor, Mirror.ruby_tarball(minor, File.join(checkout, 'tmp', 'windows'))] }
+      stamps = stamps(openssl, tarballs)
+      restore = minors.map { |minor| restore_script(minor, stamps[minor], checkout) }
+      build = ['sh', 'tasks/rubies/windows/ruby.sh', PREFIX, openssl,
+               *tarballs.map { |minor, tarball| "#{minor}=#{tarball}" }].shelljoin
+      run = SassEmbeddedRubies.run(WINE, [*restore, build].join('; '), {},
+                                   limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)
+      abort "the Windows Rubies were not made (#{run.place})" unless run.success?
 
-      keep(File.join(Roots.path(WINE), PREFIX), stamp)
-      copy_into(checkout, stamp)
+      minors.each do |minor|
+        keep(minor, File.join(Roots.path(WINE), PREFIX, "ruby-#{minor}"), stamps[minor])
+        copy_into(checkout, minor, stamps[minor])
+      end
     end
 
-    # In the root, before ruby.sh: the kept Ruby put back (through the
-    # checkout, the one directory both sides see) if it is current.
-    def restore_script(stamp, checkout)
-      return ':' unless stamp_of(kept) == stamp
+    # Each minor's stamp, as ruby.sh writes it.
+    def stamps(openssl, tarballs)
+      inputs = Digest::SHA256.hexdigest(INPUTS.map { |input| File.binread(input) }.join +
+                                        "#{File.basename(openssl)}\n")
+      tarballs.transform_values { |tarball| "#{inputs} #{File.basename(tarball)}" }
+    end
 
-      staged = File.join(checkout, 'tmp', 'windows', 'kept-ruby')
+    # In the root, before ruby.sh: +minor+'s kept Ruby put back (through the
+    # checkout, the one directory both sides see) if it is current.
+    def restore_script(minor, stamp, checkout)
+      return ':' unless stamp_of(kept(minor)) == stamp
+
+      staged = File.join(checkout, 'tmp', 'windows', "kept-ruby-#{minor}")
       FileUtils.rm_rf(staged)
       FileUtils.mkdir_p(File.dirname(staged))
-      FileUtils.cp_r(kept, staged)
-      "[ \"$(cat #{PREFIX}/stamp 2>/dev/null)\" = #{stamp} ] || { rm -rf #{PREFIX}; mkdir -p #{PREFIX}; " \
-        "cp -a #{staged}/ruby #{staged}/stamp #{staged}/version #{PREFIX}/; }; rm -rf #{staged}"
+      FileUtils.cp_r(kept(minor), staged)
+      installed = "#{PREFIX}/ruby-#{minor}"
+      "[ \"$(cat #{installed}/stamp 2>/dev/null)\" = #{stamp.shellescape} ] || { rm -rf #{installed}; " \
+        "mkdir -p #{PREFIX}; cp -a #{staged} #{installed}; }; rm -rf #{staged}"
     end
 
     # The stamp a kept or copied Ruby was made with (nil: none there).
@@ -78,25 +102,23 @@ module SassEmbeddedRubies
       nil
     end
 
-    # The root's Ruby into the cache, unless it is there already.
-    def keep(made, stamp)
-      return if stamp_of(kept) == stamp
+    # The root's Ruby of +minor+ into the cache, unless it is there already.
+    def keep(minor, made, stamp)
+      return if stamp_of(kept(minor)) == stamp
 
-      FileUtils.rm_rf("#{kept}.new")
-      FileUtils.mkdir_p("#{kept}.new")
-      %w[ruby stamp version].each { |part| FileUtils.cp_r(File.join(made, part), "#{kept}.new") }
-      FileUtils.rm_rf(kept)
-      File.rename("#{kept}.new", kept)
+      FileUtils.rm_rf("#{kept(minor)}.new")
+      FileUtils.cp_r(made, "#{kept(minor)}.new")
+      FileUtils.rm_rf(kept(minor))
+      File.rename("#{kept(minor)}.new", kept(minor))
     end
 
-    def copy_into(checkout, stamp)
-      copy = File.join(checkout, 'tmp', 'windows', 'ruby')
+    def copy_into(checkout, minor, stamp)
+      copy = File.join(checkout, in_checkout(minor))
       return copy if stamp_of(copy) == stamp
 
       FileUtils.rm_rf(copy)
       FileUtils.mkdir_p(File.dirname(copy))
-      FileUtils.cp_r(File.join(kept, 'ruby'), copy)
-      FileUtils.cp(File.join(kept, 'stamp'), File.join(copy, 'stamp'))
+      FileUtils.cp_r(kept(minor), copy)
       copy
     end
   end

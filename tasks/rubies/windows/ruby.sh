@@ -1,7 +1,9 @@
 #!/bin/sh
 # Run inside the Wine root (Debian trixie) by rake test:windows: makes, once,
-# a Windows Ruby under $PREFIX/ruby, remade only when this script changes
-# (its checksum is the stamp), as RubyInstaller's Rubies are: x64-mingw-ucrt.
+# a Windows Ruby of each minor the gem carries under $PREFIX/ruby-<minor>,
+# each remade only when this script changes (its checksum, and the Ruby's
+# tarball's name, are its stamp), as RubyInstaller's Rubies are:
+# x64-mingw-ucrt.
 #
 # - Cross-built with mingw-w64's UCRT toolchain (gcc-mingw-w64-ucrt64), the
 #   C runtime RubyInstaller's Rubies (and so the gems built for them) use
@@ -11,11 +13,12 @@
 #   UCRT in what it links and names the arch x64-mingw-ucrt.
 # - Trixie's toolchain (GCC 14, mingw-w64 12): sid's (GCC 16, mingw-w64 14)
 #   does not build Ruby 3.3 (C23 ANYARGS, clock_gettime redefined).
-# - Debian's ruby3.3 upstream tarball; its zlib, libyaml, libffi and
-#   OpenSSL (the tarball the task hands over, verified) built static with
-#   the same toolchain (RubyGems needs zlib to unpack a gem, psych to read
-#   its specification, openssl for its digests, and fiddle for the
-#   resolver it loads on Windows); the root's own Ruby 3.3 is the baseruby.
+# - Debian's upstream tarball of each minor (the task hands them over,
+#   verified); zlib, libyaml, libffi and OpenSSL (its tarball also the
+#   task's) built static with the same toolchain, once for all of them
+#   (RubyGems needs zlib to unpack a gem, psych to read its specification,
+#   openssl for its digests, and fiddle for the resolver it loads on
+#   Windows); the root's own Ruby 3.3 is every minor's baseruby.
 # - No bundled gems: the tarball does not carry their .gem files and
 #   `make install` would download them. minitest and rake for the suite are
 #   the root's own Debian packages (pure Ruby, read through GEM_PATH).
@@ -24,32 +27,26 @@
 # - The toolchain's DLLs that Ruby's binaries import (libssp-0.dll: without
 #   it ruby.exe exits 53 with no output) are copied beside ruby.exe.
 #
-# Usage: ruby.sh PREFIX OPENSSL_TARBALL (prints "windows ruby: ..." lines).
+# Usage: ruby.sh PREFIX OPENSSL_TARBALL MINOR=RUBY_TARBALL... (prints
+# "windows ruby: ..." lines). A Ruby whose stamp is current (the task may
+# have put it back from its cache) is kept.
 set -eu
 PREFIX=$1
 OPENSSL=$2
+shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 stamp=$( (cat "$0" "$here/wine-pioinfo.c"; basename "$OPENSSL") | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
-  echo "windows ruby: cached in $PREFIX/ruby ($(cat "$PREFIX/version"))"
-  exit 0
-fi
-rm -rf "$PREFIX"
-mkdir -p "$PREFIX/src" "$PREFIX/deps/lib" "$PREFIX/deps/include" "$PREFIX/tools"
+ruby_stamp() { echo "$stamp $(basename "$1")"; }
 started=$(date +%s)
-timed() { s=$(date +%s); "$@"; echo "windows ruby: $1 in $(( $(date +%s) - s )) s"; }
+timed() { s=$(date +%s); "$@"; echo "windows ruby: $1 ${2-} in $(( $(date +%s) - s )) s"; }
 jobs=$(nproc)
 triple=x86_64-w64-mingw32
-for tool in /usr/bin/"$triple"ucrt-*; do
-  ln -s "$tool" "$PREFIX/tools/$(basename "$tool" | sed "s/^${triple}ucrt-/$triple-/")"
-done
-export PATH="$PREFIX/tools:$PATH"
 
 sources() {
   cd "$PREFIX/src"
   apt-get update -qq
-  apt-get source --download-only ruby3.3 zlib libyaml libffi > apt-source.log 2>&1 || true
-  for package in zlib libyaml libffi ruby3.3; do
+  apt-get source --download-only zlib libyaml libffi > apt-source.log 2>&1 || true
+  for package in zlib libyaml libffi; do
     archive=$(ls "$package"_*.orig.tar.* 2>/dev/null | head -1)
     [ -n "$archive" ] || { cat apt-source.log; echo "no upstream tarball of $package"; exit 1; }
     tar xf "$archive"
@@ -95,8 +92,12 @@ openssl() {
   make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
 }
 
+# Ruby MINOR from TARBALL, into $PREFIX/ruby-MINOR.
 ruby() {
-  source=$(ls -d "$PREFIX"/src/ruby-3.3.*/)
+  minor=$1
+  rm -rf "$PREFIX/ruby-$minor" "$PREFIX/src/ruby-$minor" "$PREFIX/build-$minor"
+  source="$PREFIX/src/ruby-$minor"
+  mkdir -p "$source" && tar xf "$2" -C "$source" --strip-components=1
   printf '# none: see tasks/rubies/windows/ruby.sh\n' > "$source/gems/bundled_gems"
   # Under Wine's ucrtbase a UCRT Ruby stops at once ("unexpected
   # ucrtbase.dll"): it finds the C runtime's descriptor table by reading
@@ -107,8 +108,8 @@ ruby() {
     mark = %(    fprintf(stderr, "unexpected " UCRTBASE "\\n");)
     abort "no #{mark} in #{file}" unless source.include?(mark)
     File.write(file, source.sub(mark) { File.read(snippet) + mark })' "$source/win32/win32.c" "$here/wine-pioinfo.c"
-  mkdir -p "$PREFIX/build" && cd "$PREFIX/build"
-  "$source/configure" --host=$triple --target=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/ruby" \
+  mkdir -p "$PREFIX/build-$minor" && cd "$PREFIX/build-$minor"
+  "$source/configure" --host=$triple --target=$triple --build=x86_64-pc-linux-gnu --prefix="$PREFIX/ruby-$minor" \
     --enable-shared --disable-install-doc --disable-yjit --with-baseruby=/usr/bin/ruby3.3 \
     --with-opt-dir="$PREFIX/deps" CPPFLAGS=-DYAML_DECLARE_STATIC LDFLAGS="-pipe -s" > configure.log 2>&1 ||
     { tail -30 configure.log; exit 1; }
@@ -121,16 +122,21 @@ ruby() {
   make install > install.log 2>&1 || { tail -40 install.log; exit 1; }
   grep -h 'Failed to configure\|failed to build\|skipped' make.log | sed 's/^/windows ruby: /' || true
   for ext in zlib psych openssl fiddle; do
-    [ -f "$PREFIX/ruby/lib/ruby/3.3.0/x64-mingw-ucrt/$ext.so" ] ||
+    [ -f "$PREFIX/ruby-$minor/lib/ruby/$minor.0/x64-mingw-ucrt/$ext.so" ] ||
       { tail -20 "ext/$ext/mkmf.log"; echo "windows ruby: the $ext extension was not built"; exit 1; }
   done
+  runtime_dlls "$PREFIX/ruby-$minor"
+  /usr/bin/ruby3.3 --disable-gems -I"$PREFIX/ruby-$minor/lib/ruby/$minor.0/x64-mingw-ucrt" -rrbconfig \
+    -e 'print RbConfig::CONFIG.values_at("RUBY_PROGRAM_VERSION", "arch", "LIBRUBY_SO").join(" ")' \
+    > "$PREFIX/ruby-$minor/version"
+  ruby_stamp "$2" > "$PREFIX/ruby-$minor/stamp"
 }
 
-# Every DLL the Ruby's binaries import that the toolchain has (and Windows
-# has not), copied beside ruby.exe.
+# Every DLL the binaries of the Ruby in $1 import that the toolchain has
+# (and Windows has not), copied beside its ruby.exe.
 runtime_dlls() {
-  bin="$PREFIX/ruby/bin"
-  imported=$(find "$PREFIX/ruby" -name '*.exe' -o -name '*.dll' -o -name '*.so' | while read -r binary; do
+  bin="$1/bin"
+  imported=$(find "$1" -name '*.exe' -o -name '*.dll' -o -name '*.so' | while read -r binary; do
     "$triple-objdump" -p "$binary" | sed -n 's/^\s*DLL Name: //p'; done | sort -u)
   for dll in $imported; do
     [ -f "$bin/$dll" ] && continue
@@ -142,14 +148,34 @@ runtime_dlls() {
   fi
 }
 
-timed sources
-timed zlib
-timed libyaml
-timed libffi
-timed openssl
-timed ruby
-timed runtime_dlls
-/usr/bin/ruby3.3 --disable-gems -I"$(ls -d "$PREFIX"/ruby/lib/ruby/3.3.0/x64-mingw-ucrt)" -rrbconfig \
-  -e 'print RbConfig::CONFIG.values_at("RUBY_PROGRAM_VERSION", "arch", "LIBRUBY_SO").join(" ")' > "$PREFIX/version"
-echo "$stamp" > "$PREFIX/stamp"
-echo "windows ruby: made in $PREFIX/ruby in $(( $(date +%s) - started )) s ($(cat "$PREFIX/version"))"
+# The libraries every Ruby links, once (their stamp is this script's).
+deps() {
+  [ "$(cat "$PREFIX/deps/stamp" 2>/dev/null)" = "$stamp" ] && return
+  rm -rf "$PREFIX/src" "$PREFIX/deps"
+  mkdir -p "$PREFIX/src" "$PREFIX/deps/lib" "$PREFIX/deps/include"
+  timed sources
+  timed zlib
+  timed libyaml
+  timed libffi
+  timed openssl
+  echo "$stamp" > "$PREFIX/deps/stamp"
+}
+
+# The UCRT tools under the prefix configure knows.
+mkdir -p "$PREFIX/tools"
+for tool in /usr/bin/"$triple"ucrt-*; do
+  ln -sf "$tool" "$PREFIX/tools/$(basename "$tool" | sed "s/^${triple}ucrt-/$triple-/")"
+done
+export PATH="$PREFIX/tools:$PATH"
+
+for pair in "$@"; do
+  minor=${pair%%=*}
+  if [ "$(cat "$PREFIX/ruby-$minor/stamp" 2>/dev/null)" = "$(ruby_stamp "${pair#*=}")" ]; then
+    echo "windows ruby: cached in $PREFIX/ruby-$minor ($(cat "$PREFIX/ruby-$minor/version"))"
+    continue
+  fi
+  deps
+  timed ruby "$minor" "${pair#*=}"
+  echo "windows ruby: made in $PREFIX/ruby-$minor ($(cat "$PREFIX/ruby-$minor/version"))"
+done
+echo "windows ruby: $# Rubies in $(( $(date +%s) - started )) s"
