@@ -166,6 +166,31 @@ module SassEmbeddedRubies
 
     module_function
 
+    # The MINORS line for Ruby +minor+ (rake rubies:minor[4.0]): Debian's
+    # ruby<minor> from sid, or else experimental (with sid), and the newest
+    # orig tarball those indexes name that the mirror still keeps, with the
+    # SHA-256 the index gives it.
+    def minor_line(minor)
+      found = %w[sid experimental].filter_map do |suite|
+        sources = IO.popen(['sh', '-c', "curl -fsSL #{Roots.mirror}/dists/#{suite}/main/source/Sources.xz | xz -dc"],
+                           &:read)
+        stanza = sources.split("\n\n").find { |text| text.start_with?("Package: ruby#{minor}\n") }
+        stanza && [suite, stanza.scan(/^ (\h{64}) \d+ (ruby#{Regexp.escape(minor)}_(\S+)\.orig\.tar\.xz)$/)]
+      end
+      raise "no ruby#{minor} in Debian sid or experimental" if found.empty?
+
+      suite = found.first.first
+      tarballs = found.flat_map(&:last).uniq.sort_by { |_, _, version| Gem::Version.new(version) }.reverse
+      sha256, name = tarballs.find { |_, file, _| kept?("pool/main/r/ruby#{minor}/#{file}") } ||
+                     raise("the mirror keeps none of #{tarballs.map { |tarball| tarball[1] }.join(', ')}")
+      extra = suite == 'sid' ? '[]' : '%w[experimental]'
+      indent = ' ' * 10
+      "Minor.new(minor: '#{minor}', suite: 'sid', extra_suites: #{extra}, packages: [],\n#{indent}" \
+        "tarball: 'ruby#{minor}/#{name}',\n#{indent}sha256: '#{sha256}')"
+    end
+
+    def kept?(path) = system('curl', '-fsSI', '-o', File::NULL, "#{Roots.mirror}/#{path}")
+
     # Ruby +minor+'s tarball, kept in +directory+.
     def ruby_tarball(minor, directory)
       path, sha256 = RUBY_TARBALLS.fetch(minor)
