@@ -273,8 +273,12 @@ module SassEmbeddedRelease
          end),
         ["the source gem by name under Ruby #{RUBY_VERSION} (this machine's), built by its extconf",
          -> { source_gem(checkout, compiler_cache, linux) }],
-        ["what RubyGems' resolver picks for each platform, and Bundler, under Ruby #{builder.minor}",
-         -> { in_root.call("unshare -n \"$RUBY\" test/install/release_index.rb #{DIR}") }],
+        ["every platform gem claims Ruby #{LINUX_MINORS.join(', ')}; what RubyGems' resolver picks for each " \
+         "platform, and Bundler, under Ruby #{builder.minor}",
+         lambda {
+           in_root.call("SASS_RELEASE_MINORS=#{LINUX_MINORS.join(',')} unshare -n \"$RUBY\" " \
+                        "test/install/release_index.rb #{DIR}")
+         }],
         *in_other_roots(checkout, compiler_cache),
         *Wine.steps(checkout, compiler_cache)
       ].compact

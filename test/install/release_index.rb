@@ -4,6 +4,7 @@
 # release claims, with the release's directory (a `gem generate_index`
 # source): checks what RubyGems and Bundler pick from it, by name, offline.
 #
+# 0. Every platform gem claims each minor SASS_RELEASE_MINORS names.
 # 1. RubyGems' own resolver (Gem::RequestSet, what `gem install` runs), with
 #    Gem.platforms set as `gem install --platform` sets it, for a local
 #    platform of each gem platform (arm64-darwin-23, x86_64-darwin-22, ...)
@@ -46,6 +47,17 @@ claims = Dir.glob(File.join(source, 'gems', "sass-embedded-#{version}*.gem")).to
 end
 released = claims.keys
 check(released.include?('ruby'), "the release has no source gem: #{released.inspect}")
+# The minors every platform gem must carry (SASS_RELEASE_MINORS, the build's
+# list): a gem that claims fewer would send users of the others to the
+# source gem.
+ENV.fetch('SASS_RELEASE_MINORS', '').split(',').each do |minor|
+  claims.each do |platform, requirement|
+    next if platform == 'ruby'
+
+    check(requirement.satisfied_by?(Gem::Version.new("#{minor}.0")),
+          "the #{platform} gem claims #{requirement}, not Ruby #{minor}")
+  end
+end
 
 # A machine of each gem platform, as RubyGems names the local one there
 # (before 3.3.22 a glibc Linux machine is x86_64-linux).
