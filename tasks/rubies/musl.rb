@@ -20,9 +20,11 @@ module SassEmbeddedRubies
   # into the checkout's pkg/.
   #
   # Decided for arm64: everything is built inside the emulated root with the
-  # x86-64 task's own recipe (no second copy of it, no cross toolchain whose
-  # traps would be arm64's alone), at the cost of running gcc and rustc under
-  # qemu once; the toolchain and cargo's target directory are then cached.
+  # x86-64 task's own recipe (no second copy of it), but its C parts (zlib,
+  # OpenSSL, the Rubies) compiled by zig, which the kernel runs natively
+  # there (tasks/rubies/musl/zig-cc): gcc under qemu took about three hours
+  # for one Ruby. rustc still runs under qemu; the toolchain and cargo's
+  # target directory are then cached.
   MUSL_PACKAGES = %w[ruby3.3 rustc cargo rust-src musl musl-dev musl-tools dpkg-dev xz-utils].freeze
   MUSL = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'musl', deb_src: %w[sid],
                   packages: MUSL_PACKAGES + RACK3, label: '3.3 built for musl (sid root)')
@@ -71,16 +73,22 @@ module SassEmbeddedRubies
                       'SASS_EMBEDDED_RUBY_MINORS' => SassEmbeddedRubies.minor_names.join(','),
                       'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
       limit = ENV.fetch('SASS_MUSL_TIMEOUT', target.emulated ? '10800' : '3600')
-      if target.emulated
-        environment.merge!('SASS_TEST_TIME_SCALE' => Arm64::TIME_SCALE,
-                           'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'))
-      end
+      environment.merge!(emulated_environment(target, checkout, copy)) if target.emulated
       puts "\n== #{target.task}: Ruby #{SassEmbeddedRubies.minor_names.join(', ')} built for musl " \
            "(root #{Roots.path(ruby)}), in #{copy}"
       run = SassEmbeddedRubies.run(ruby, script(target), environment, limit:, checkout: copy)
       built = run.output[%r{^built (/\S+\.gem) }, 1]
       Check.call(target, CheckoutCopy.keep(built, checkout)) if run.success? || built
       Suite.summarize([[ruby, run]], target.task)
+    end
+
+    # An emulated root's: the suite's time budgets scaled as test:arm64's,
+    # and zig (kept in the copy's tmp/zig) as the toolchain's C compiler.
+    def emulated_environment(target, checkout, copy)
+      zig = SassEmbeddedBuild::Zig.executable(File.join(copy, 'tmp', 'zig'), wheels: File.join(checkout, 'tmp', 'zig'))
+      { 'SASS_TEST_TIME_SCALE' => Arm64::TIME_SCALE, 'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'),
+        'SASS_MUSL_CC' => File.join(copy, 'tasks', 'rubies', 'musl', 'zig-cc'), 'SASS_MUSL_ZIG' => zig,
+        'SASS_MUSL_ZIG_TARGET' => "#{target.arch}-linux-musl" }
     end
 
     # OpenSSL's tarball in +copy+'s tmp/ (kept there), fetched from the

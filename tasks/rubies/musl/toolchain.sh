@@ -22,12 +22,15 @@
 # Usage: toolchain.sh PREFIX OPENSSL_TARBALL MINOR=RUBY_TARBALL... (prints
 # "musl toolchain: ..." lines). The tarballs come verified from the task:
 # the mirror's sid and trixie indexes name tarballs it no longer keeps.
+# SASS_MUSL_CC, if set, is the C compiler for zlib, libyaml, OpenSSL and the
+# Rubies instead of musl-gcc (zig-cc in an emulated root).
 set -eu
 PREFIX=$1
 OPENSSL=$2
 shift 2
+cc=${SASS_MUSL_CC:-musl-gcc}
 here=$(cd "$(dirname "$0")" && pwd)
-stamp=$( (cat "$0" "$here/fortify-shim.c"; basename "$OPENSSL") | sha256sum | cut -d' ' -f1)
+stamp=$( (cat "$0" "$here/fortify-shim.c"; basename "$OPENSSL"; basename "$cc") | sha256sum | cut -d' ' -f1)
 jobs=$(nproc)
 timed() { s=$(date +%s); "$@"; echo "musl toolchain: $1 ${2-} in $(( $(date +%s) - s )) s"; }
 ruby_stamp() { echo "$stamp $(basename "$1")"; }
@@ -60,7 +63,7 @@ sources() {
 
 zlib() {
   cd "$PREFIX"/src/zlib-*/
-  CC=musl-gcc CFLAGS="-O2 -fPIC" ./configure --static --prefix="$PREFIX/deps" > build.log 2>&1
+  CC=$cc CFLAGS="-O2 -fPIC" ./configure --static --prefix="$PREFIX/deps" > build.log 2>&1
   make -j"$jobs" >> build.log 2>&1 && make install >> build.log 2>&1
 }
 
@@ -69,7 +72,7 @@ zlib() {
 libyaml() {
   cd "$PREFIX"/src/libyaml-*/
   for file in src/*.c; do
-    musl-gcc -O2 -fPIC -Iinclude -DYAML_VERSION_MAJOR=0 -DYAML_VERSION_MINOR=2 -DYAML_VERSION_PATCH=5 \
+    $cc -O2 -fPIC -Iinclude -DYAML_VERSION_MAJOR=0 -DYAML_VERSION_MINOR=2 -DYAML_VERSION_PATCH=5 \
       '-DYAML_VERSION_STRING="0.2.5"' -c "$file" -o "${file%.c}.o"
   done
   ar rcs "$PREFIX/deps/lib/libyaml.a" src/*.o && cp include/yaml.h "$PREFIX/deps/include/"
@@ -86,7 +89,7 @@ openssl() {
   ln -sfn "/usr/include/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/asm" "$headers/asm"
   ln -sfn /usr/include/asm-generic "$headers/asm-generic"
   cd "$PREFIX"/src/openssl-*/
-  ./Configure "linux-$(uname -m)" no-shared no-tests no-docs no-afalgeng no-module CC=musl-gcc -fPIC \
+  ./Configure "linux-$(uname -m)" no-shared no-tests no-docs no-afalgeng no-module CC="$cc" -fPIC \
     -isystem "$headers" --prefix="$PREFIX/deps" --libdir=lib > build.log 2>&1 || { tail -30 build.log; exit 1; }
   make -j"$jobs" build_libs >> build.log 2>&1 || { tail -40 build.log; exit 1; }
   make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
@@ -102,7 +105,7 @@ ruby() {
   # Without a base Ruby (the root's glibc one would be taken), as from a
   # bare system: with one, `make install` downloads the bundled gems' .gem
   # files, and the root has no network for that. The tarball carries them.
-  ./configure CC=musl-gcc --prefix="$PREFIX/ruby-$minor" --enable-shared --disable-install-doc --disable-yjit \
+  ./configure CC="$cc" --prefix="$PREFIX/ruby-$minor" --enable-shared --disable-install-doc --disable-yjit \
     --without-baseruby --with-opt-dir="$PREFIX/deps" ac_cv_func_crypt_r=no > configure.log 2>&1 ||
     { tail -30 configure.log; exit 1; }
   make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
