@@ -73,13 +73,7 @@ module SassEmbeddedRubies
     # compiler's Dart runtime.
     def check_gem(gem)
       CheckoutCopy.unpacked(gem, 'test:arm64') do |tmp|
-        extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
-        minors = extensions.map { |extension| File.basename(File.dirname(extension)) }.sort
-        unless minors == SassEmbeddedRubies.minor_names.sort
-          raise "test:arm64: #{gem} carries extensions for Ruby #{minors.join(', ')}, not " \
-                "#{SassEmbeddedRubies.minor_names.join(', ')}"
-        end
-
+        extensions = CheckoutCopy.extensions(tmp, 'test:arm64', gem)
         binaries = extensions + [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
         binaries.each do |binary|
           machine = File.file?(binary) && File.binread(binary, 20).unpack('a4@18v')

@@ -71,6 +71,18 @@ module SassEmbeddedRubies
       end
     end
 
+    # The extensions (lib/sass/<minor>/sass_embedded.so) of a gem unpacked
+    # in +tmp+; raises unless there is one for each minor of the list and no
+    # other (+task+ and +gem+ name them in the error).
+    def extensions(tmp, task, gem)
+      extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
+      minors = extensions.map { |extension| File.basename(File.dirname(extension)) }.sort
+      return extensions if minors == SassEmbeddedRubies.minor_names.sort
+
+      raise "#{task}: #{gem} carries extensions for Ruby #{minors.join(', ')}, not " \
+            "#{SassEmbeddedRubies.minor_names.join(', ')}"
+    end
+
     # Copies the gem +built+ in a copy into +checkout+'s pkg/; its path there.
     def keep(built, checkout)
       return unless built && File.file?(built)

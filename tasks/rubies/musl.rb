@@ -150,13 +150,7 @@ module SassEmbeddedRubies
 
       def call(target, gem)
         CheckoutCopy.unpacked(gem, target.task) do |tmp|
-          extensions = Dir.glob(File.join(tmp, 'lib', 'sass', '*', 'sass_embedded.so'))
-          minors = extensions.map { |extension| File.basename(File.dirname(extension)) }.sort
-          unless minors == SassEmbeddedRubies.minor_names.sort
-            raise "#{target.task}: #{gem} carries extensions for Ruby #{minors.join(', ')}, not " \
-                  "#{SassEmbeddedRubies.minor_names.join(', ')}"
-          end
-
+          extensions = CheckoutCopy.extensions(tmp, target.task, gem)
           extensions.each { |extension| check_extension(target, gem, tmp, extension) }
           dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')
           check_machine(target, gem, 'the compiler', dart)
