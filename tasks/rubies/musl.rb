@@ -27,10 +27,10 @@ module SassEmbeddedRubies
   # target directory are then cached.
   MUSL_PACKAGES = %w[ruby3.3 rustc cargo rust-src musl musl-dev musl-tools dpkg-dev xz-utils].freeze
   MUSL = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], purpose: 'musl', deb_src: %w[sid],
-                  packages: MUSL_PACKAGES + RACK3, label: '3.3 built for musl (sid root)')
+                  packages: MUSL_PACKAGES + RACK3, label: 'musl (sid root)')
   MUSL_ARM64 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], architecture: 'arm64', purpose: 'musl',
                         deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3,
-                        label: '3.3 built for musl on arm64 (sid root, emulated)')
+                        label: 'musl on arm64 (sid root, emulated)')
 
   # The steps of rake test:musl and test:musl_arm64 around the run in the root.
   module Musl
