@@ -126,9 +126,16 @@ ruby() {
       { tail -20 "ext/$ext/mkmf.log"; echo "windows ruby: the $ext extension was not built"; exit 1; }
   done
   runtime_dlls "$PREFIX/ruby-$minor"
-  /usr/bin/ruby3.3 --disable-gems -I"$PREFIX/ruby-$minor/lib/ruby/$minor.0/x64-mingw-ucrt" -rrbconfig \
-    -e 'print RbConfig::CONFIG.values_at("RUBY_PROGRAM_VERSION", "arch", "LIBRUBY_SO").join(" ")' \
-    > "$PREFIX/ruby-$minor/version"
+  # Its RbConfig read by the root's Ruby 3.3, which that file's version
+  # check would refuse for another minor: it is told the Ruby's own version.
+  /usr/bin/ruby3.3 --disable-gems -e 'dir = ARGV.fetch(0)
+    version = File.read(File.join(dir, "rbconfig.rb"))[/ruby lib version \(([^)]+)\)/, 1] or abort "#{dir}: no version"
+    Object.send(:remove_const, :RUBY_VERSION)
+    Object.const_set(:RUBY_VERSION, version)
+    $LOAD_PATH.unshift(dir)
+    require "rbconfig"
+    print RbConfig::CONFIG.values_at("RUBY_PROGRAM_VERSION", "arch", "LIBRUBY_SO").join(" ")' \
+    "$PREFIX/ruby-$minor/lib/ruby/$minor.0/x64-mingw-ucrt" > "$PREFIX/ruby-$minor/version"
   ruby_stamp "$2" > "$PREFIX/ruby-$minor/stamp"
 }
 
