@@ -32,7 +32,8 @@ module SassEmbeddedRelease
   LINUX_MINORS = SassEmbeddedRubies.minor_names.freeze
 
   # One gem of a release: its platform and how it is made (:source, :linux,
-  # or the rake task that leaves it in pkg/).
+  # or the rake task that leaves it in pkg/), with the task's time limit
+  # for one Ruby minor.
   Entry = Struct.new(:platform, :made_by, :limit, keyword_init: true)
 
   GEMS = [
@@ -190,7 +191,8 @@ module SassEmbeddedRelease
     def platform_task(task, gems, checkout)
       kept = gems.map { |gem| File.join(checkout, 'pkg', SassEmbeddedRelease.file_name(gem.platform)) }
       FileUtils.rm_f(kept)
-      limit = gems.map(&:limit).max
+      # Each platform task builds and tests every minor in turn.
+      limit = gems.map(&:limit).max * SassEmbeddedRubies.minor_names.size
       status, = SassEmbeddedRubies.stream({}, ['timeout', '-k', '30', limit.to_s, RbConfig.ruby, '-S', 'rake', task])
       raise "rake #{task} #{status.exitstatus == 124 ? "timed out after #{limit} s" : 'failed'}" unless status.success?
 

@@ -47,9 +47,10 @@ module SassEmbeddedRubies
                       'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'),
                       'SASS_TEST_TIME_SCALE' => TIME_SCALE,
                       'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300') }
-      puts "\n== test:arm64: Ruby #{ARM64.name}, in #{copy}"
-      run = SassEmbeddedRubies.run(ARM64, script, environment, limit: ENV.fetch('SASS_ARM64_TIMEOUT', '4800'),
-                                                               checkout: copy)
+      puts "\n== test:arm64: Ruby #{SassEmbeddedRubies.minor_names.join(', ')} (#{ARM64.name}), in #{copy}"
+      # The extension's build and the suite under emulation, for each minor.
+      limit = ENV.fetch('SASS_ARM64_TIMEOUT') { (4800 * SassEmbeddedRubies.minor_names.size).to_s }
+      run = SassEmbeddedRubies.run(ARM64, script, environment, limit:, checkout: copy)
       built = run.output[%r{^built (/\S+\.gem) }, 1]
       check_gem(CheckoutCopy.keep(built, checkout)) if run.success? || built
       Suite.summarize([[ARM64, run]], 'test:arm64')

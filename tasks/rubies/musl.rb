@@ -72,7 +72,10 @@ module SassEmbeddedRubies
                       'SASS_MUSL_OPENSSL' => openssl_tarball(copy), 'SASS_MUSL_RUBIES' => ruby_tarballs(copy),
                       'SASS_EMBEDDED_RUBY_MINORS' => SassEmbeddedRubies.minor_names.join(','),
                       'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg') }
-      limit = ENV.fetch('SASS_MUSL_TIMEOUT', target.emulated ? '10800' : '3600')
+      # The toolchain (cached), then the extension's build and the suite for each minor.
+      limit = ENV.fetch('SASS_MUSL_TIMEOUT') do
+        ((target.emulated ? 5400 : 1800) * (1 + SassEmbeddedRubies.minor_names.size)).to_s
+      end
       environment.merge!(emulated_environment(target, checkout, copy)) if target.emulated
       puts "\n== #{target.task}: Ruby #{SassEmbeddedRubies.minor_names.join(', ')} built for musl " \
            "(root #{Roots.path(ruby)}), in #{copy}"

@@ -105,7 +105,11 @@ ruby() {
   # Without a base Ruby (the root's glibc one would be taken), as from a
   # bare system: with one, `make install` downloads the bundled gems' .gem
   # files, and the root has no network for that. The tarball carries them.
-  ./configure CC="$cc" --prefix="$PREFIX/ruby-$minor" --enable-shared --disable-install-doc --disable-yjit \
+  # With zig, config.guess (which compiles with the root's gcc) would name
+  # the system glibc's (`aarch64-linux`): the triple is given, the same for
+  # build and host, so that it is no cross build.
+  ./configure CC="$cc" ${SASS_MUSL_ZIG_TARGET:+--build=$SASS_MUSL_ZIG_TARGET --host=$SASS_MUSL_ZIG_TARGET} \
+    --prefix="$PREFIX/ruby-$minor" --enable-shared --disable-install-doc --disable-yjit \
     --without-baseruby --with-opt-dir="$PREFIX/deps" ac_cv_func_crypt_r=no > configure.log 2>&1 ||
     { tail -30 configure.log; exit 1; }
   make -j"$jobs" > make.log 2>&1 || { tail -40 make.log; exit 1; }
