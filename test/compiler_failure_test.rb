@@ -142,16 +142,20 @@ class CompilerFailureTest < Minitest::Test
 
   # Killed while it compiled, before it answered anything: nothing of the
   # compile reached its caller, so it runs again on a fresh compiler, once.
-  # Killed there too, it fails with the second compiler's end.
+  # Killed there too, it fails with the second compiler's end. Each kill
+  # waits long enough (scaled: a fresh compiler starts slowly under Wine or
+  # qemu) for the compiler to have read the compile, which then must still
+  # be running: a compile killed twice is one that never ends.
   def test_a_compile_its_compiler_died_on_unanswered_runs_again_once
     compiler = new_compiler
     compiler.compile_string('a { b: c }')
     [1, 2].map do |kills|
       pids = [compiler_pid(compiler)]
-      thread = Thread.new { compiler.compile_string(slow_source(2_000_000)).css }
+      source = slow_source(kills == 1 ? 2_000_000 : 20_000_000)
+      thread = Thread.new { compiler.compile_string(source).css }
       thread.report_on_exception = false
       kills.times do |kill|
-        sleep 0.2
+        sleep budget(0.5)
         Process.kill(:KILL, pids.last)
         next if kill == kills - 1
 

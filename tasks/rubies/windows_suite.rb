@@ -137,6 +137,10 @@ module SassEmbeddedRubies
           # RubyGems would warn about at every start).
           "rm -rf #{WORK}/gems; mkdir -p #{WORK}/gems/gems #{WORK}/gems/specifications; for part in gems " \
           "specifications; do cp -r /usr/lib/ruby/gems/3.3.0/$part/minitest-* #{WORK}/gems/$part/; done",
+          # minitest 5.20 requires mutex_m, a bundled gem from Ruby 3.4 on,
+          # which the Windows Rubies do not install: the root Ruby's (pure
+          # Ruby) is on their load path.
+          "rm -rf #{WORK}/rubylib; mkdir -p #{WORK}/rubylib; cp /usr/lib/ruby/3.3.0/mutex_m.rb #{WORK}/rubylib/",
           "export GEM_PATH=\"$SASS_WINDOWS_GEM_PATH;Z:$PWD/#{WORK}/gems\"",
           *minors.flat_map { |minor| minor_lines(gem, minor) }
         ]
@@ -153,7 +157,7 @@ module SassEmbeddedRubies
           '|| failed=1',
           "cat #{out}-gem.txt",
           "started=$(date +%s); timeout -k 10 #{ENV.fetch('SASS_WINDOWS_SUITE_TIMEOUT', '2400')} #{ruby} -w -Ilib " \
-          "-Itest -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
+          "-Itest -I#{WORK}/rubylib -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
           "ARGV.replace(ARGV - files); files.each { |file| require File.expand_path(file) }' #{files} " \
           "#{Shellwords.split(ENV.fetch('TESTOPTS', '')).shelljoin} > #{out}-suite.txt 2>&1 </dev/null || failed=1",
           "cat #{out}-suite.txt", "echo \"windows: the suite under Ruby #{minor} in $(( $(date +%s) - started )) s\""
