@@ -144,14 +144,14 @@ class CompilerFailureTest < Minitest::Test
   # compile reached its caller, so it runs again on a fresh compiler, once.
   # Killed there too, it fails with the second compiler's end. Each kill
   # waits long enough (scaled: a fresh compiler starts slowly under Wine or
-  # qemu) for the compiler to have read the compile, which then must still
-  # be running: a compile killed twice is one that never ends.
+  # qemu) for the compiler to have read the compile, which must then still
+  # be running (20 million iterations take the compiler 2-5 seconds here).
   def test_a_compile_its_compiler_died_on_unanswered_runs_again_once
     compiler = new_compiler
     compiler.compile_string('a { b: c }')
     [1, 2].map do |kills|
       pids = [compiler_pid(compiler)]
-      source = slow_source(kills == 1 ? 2_000_000 : 20_000_000)
+      source = slow_source(20_000_000)
       thread = Thread.new { compiler.compile_string(source).css }
       thread.report_on_exception = false
       kills.times do |kill|
@@ -164,7 +164,7 @@ class CompilerFailureTest < Minitest::Test
         pids << compiler_pid(compiler)
       end
       if kills == 1
-        assert_equal "slow {\n  n: 2000000;\n}", thread.value
+        assert_equal "slow {\n  n: 20000000;\n}", thread.value
       else
         error = assert_raises(IOError) { thread.value }
         assert_match(KILLED_COMPILER, error.message)
