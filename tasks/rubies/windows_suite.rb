@@ -139,9 +139,10 @@ module SassEmbeddedRubies
           "specifications; do cp -r /usr/lib/ruby/gems/3.3.0/$part/minitest-* #{WORK}/gems/$part/; done",
           # minitest 5.20 requires mutex_m, a bundled gem from Ruby 3.4 on,
           # which the Windows Rubies do not install: the root Ruby's (pure
-          # Ruby) is on their load path.
+          # Ruby) is on their load path (RUBYLIB: the suite's child Rubies'
+          # too).
           "rm -rf #{WORK}/rubylib; mkdir -p #{WORK}/rubylib; cp /usr/lib/ruby/3.3.0/mutex_m.rb #{WORK}/rubylib/",
-          "export GEM_PATH=\"$SASS_WINDOWS_GEM_PATH;Z:$PWD/#{WORK}/gems\"",
+          "export GEM_PATH=\"$SASS_WINDOWS_GEM_PATH;Z:$PWD/#{WORK}/gems\" RUBYLIB=\"Z:$PWD/#{WORK}/rubylib\"",
           *minors.flat_map { |minor| minor_lines(gem, minor) }
         ]
       end
@@ -157,7 +158,7 @@ module SassEmbeddedRubies
           '|| failed=1',
           "cat #{out}-gem.txt",
           "started=$(date +%s); timeout -k 10 #{ENV.fetch('SASS_WINDOWS_SUITE_TIMEOUT', '2400')} #{ruby} -w -Ilib " \
-          "-Itest -I#{WORK}/rubylib -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
+          "-Itest -e '$stdout.sync = true; files = ARGV.grep(/_test\\.rb\\z/); " \
           "ARGV.replace(ARGV - files); files.each { |file| require File.expand_path(file) }' #{files} " \
           "#{Shellwords.split(ENV.fetch('TESTOPTS', '')).shelljoin} > #{out}-suite.txt 2>&1 </dev/null || failed=1",
           "cat #{out}-suite.txt", "echo \"windows: the suite under Ruby #{minor} in $(( $(date +%s) - started )) s\""
