@@ -36,11 +36,12 @@ module SassEmbeddedRubies
     # several Rubies (CheckoutCopy.gem_and_suite).
     def section(platform, minor) = "== the #{platform} gem under Ruby #{minor}"
 
-    # A run's output cut at those lines, each part named by its minor; the
-    # whole output, unnamed, for a run of one suite.
+    # A run's output cut at those lines, each part named by its minor (a
+    # run that stopped at one minor's failing suite has that part alone);
+    # the whole output, unnamed, for a run without them.
     def sections(output)
       parts = output.split(/^(?=== the \S+ gem under Ruby )/).drop(1)
-      return [[nil, output]] if parts.size < 2
+      return [[nil, output]] if parts.empty?
 
       parts.map { |part| [part[/\A== the \S+ gem under Ruby (\S+)/, 1], part] }
     end
