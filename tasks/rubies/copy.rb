@@ -40,15 +40,16 @@ module SassEmbeddedRubies
     # With +rubies+ ([minor, sh that makes that Ruby $RUBY], oldest first),
     # the extension is built under each, the gem packed with all of them
     # (SASS_EMBEDDED_RUBY_MINORS, which the caller sets), and installed and
-    # tested under each in turn.
+    # tested under each in turn: every minor's suite runs, and the script
+    # fails after the last if any failed (one failing suite under emulation
+    # would otherwise cost the next minor's its hour).
     def gem_and_suite(platform, rubies = [[nil, ':']])
       builds = rubies[0...-1].map { |_, use| "#{use}\n\"$RUBY\" -S rake native:compile\n" }.join
-      suites = rubies.map.with_index do |(minor, use), index|
+      suites = rubies.map do |minor, use|
         <<~SH
           echo "#{Suite.section(platform, minor || '$RUBY')}"
           #{use}
-          "$RUBY" test/install/platform_gem.rb "$gem"
-          #{'exec ' if index == rubies.size - 1}"$RUBY" -S rake test:ruby
+          { "$RUBY" test/install/platform_gem.rb "$gem" && "$RUBY" -S rake test:ruby; } || failed="$failed #{minor || '$RUBY'}"
         SH
       end
       <<~SH
@@ -56,7 +57,9 @@ module SassEmbeddedRubies
         "$RUBY" -S rake native:gem
         gem=$(ls pkg/sass-embedded-*-#{platform}.gem)
         export SASS_EMBEDDED_GLIBC=#{SassEmbeddedBuild::Glibc::FLOOR}
+        failed=
         #{suites.join.chomp}
+        if [ -n "$failed" ]; then echo "the #{platform} gem failed under Ruby$failed"; exit 1; fi
       SH
     end
 

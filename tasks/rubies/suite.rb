@@ -37,8 +37,8 @@ module SassEmbeddedRubies
     def section(platform, minor) = "== the #{platform} gem under Ruby #{minor}"
 
     # A run's output cut at those lines, each part named by its minor (a
-    # run that stopped at one minor's failing suite has that part alone);
-    # the whole output, unnamed, for a run without them.
+    # run that stopped early, at a build, has the parts it reached); the
+    # whole output, unnamed, for a run without them.
     def sections(output)
       parts = output.split(/^(?=== the \S+ gem under Ruby )/).drop(1)
       return [[nil, output]] if parts.empty?
