@@ -1118,3 +1118,6 @@ fn argument_list_from_ruby(
     };
     Ok(Err((list, elements, keywords)))
 }
+
+#[cfg(test)]
+mod tests;
