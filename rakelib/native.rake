@@ -1,9 +1,9 @@
 # frozen_string_literal: true
 
 # Platform gems (prebuilt extension and compiler, nothing to build at install)
-# and the compiler package's pinned integrity. Loaded by the Rakefile.
+# and the compiler package's pinned integrity. (rakelib/: rake loads it.)
 
-require_relative 'native_build'
+require_relative '../tasks/native_build'
 
 namespace :native do
   desc 'Build the extension as a platform gem carries it: on glibc Linux linked against glibc ' \
