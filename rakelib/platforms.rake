@@ -4,7 +4,7 @@
 # platform gems built (natively, emulated or cross) and tested where they
 # can run, and the whole matrix in turn (needs root: Debian roots).
 
-require_relative '../tasks/rubies'
+require_relative '../tasks/roots'
 
 desc "Build the extension and run the Ruby suite under Ruby #{SassEmbeddedRubies::RUBIES.map(&:minor).join(', ')} " \
      '(Debian roots; needs root)'
@@ -89,7 +89,7 @@ task 'test:platforms' => :compiler do
   SassEmbeddedPlatforms.call
 end
 
-desc 'Print the line of tasks/rubies/minors.rb for a Ruby minor (rake "rubies:minor[4.0]"): Debian\'s packages of it ' \
+desc 'Print the line of tasks/minors.rb for a Ruby minor (rake "rubies:minor[4.0]"): Debian\'s packages of it ' \
      'and its newest orig tarball the mirror keeps, with its SHA-256 (docs/platform-gems.md, "Adding a Ruby minor")'
 task 'rubies:minor', [:minor] do |_, args|
   abort 'rake "rubies:minor[4.0]": name the minor' unless args[:minor]&.match?(/\A\d+\.\d+\z/)

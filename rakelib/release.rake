@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # release: every gem of a version, its SHA256SUMS and a gem source index (tasks/release.rb).
-require_relative '../tasks/rubies'
+require_relative '../tasks/roots'
 require_relative '../tasks/release'
 
 namespace :release do

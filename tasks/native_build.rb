@@ -199,7 +199,7 @@ module SassEmbeddedBuild
 
   # The glibc a Linux platform gem needs: its extensions are linked against
   # an old glibc's symbol versions (FLOOR) by zig, whatever glibc the
-  # machine has (tasks/glibc/zig-cc), and checked from their binaries.
+  # machine has (tasks/platforms/glibc/zig-cc), and checked from their binaries.
   module Glibc
     # What a Linux glibc platform gem's extensions are linked against, and
     # the most they may need (the bundled compiler's own floor is Dart's,
@@ -238,7 +238,7 @@ module SassEmbeddedBuild
     # build in a root finds it there, through the checkout).
     def link_environment(root, glibc, cpu: RbConfig::CONFIG['host_cpu'])
       triple = "#{cpu}-unknown-linux-gnu"
-      { "CARGO_TARGET_#{triple.upcase.tr('-', '_')}_LINKER" => File.join(root, 'tasks', 'glibc', 'zig-cc'),
+      { "CARGO_TARGET_#{triple.upcase.tr('-', '_')}_LINKER" => File.join(root, 'tasks', 'platforms', 'glibc', 'zig-cc'),
         'SASS_EMBEDDED_ZIG' => Zig.executable(File.join(root, 'tmp', 'zig')),
         'SASS_EMBEDDED_ZIG_TARGET' => "#{cpu}-linux-gnu.#{glibc}" }
     end

@@ -9,7 +9,7 @@ require 'rbconfig'
 # and fails if any platform did. Each platform stays a task of its own
 # (`rake test:arm64`, ...), and SASS_PLATFORMS=arm64,targets picks some.
 #
-# Needs root (the platforms run in Debian roots; tasks/rubies.rb).
+# Needs root (the platforms run in Debian roots; tasks/roots.rb).
 module SassEmbeddedPlatforms
   # One platform: its name, the task that tests it, the Debian roots it runs
   # in (cold until made and cached: a root made with other arguments is made

@@ -7,7 +7,7 @@ require 'shellwords'
 require 'stringio'
 require 'zlib'
 require 'rubygems/package'
-require_relative 'rubies/minors'
+require_relative 'minors'
 
 # `rake release:build` and `rake release:install`: a release is every gem of
 # one version, built from a clean checkout into pkg/release/gems/, with
@@ -16,7 +16,7 @@ require_relative 'rubies/minors'
 # they pick from rubygems.org.
 #
 # Every gem is built by the task that builds and checks it today, in the
-# roots and caches those tasks keep (tasks/rubies/): the source gem here;
+# roots and caches those tasks keep (tasks/roots/, tasks/platforms/): the source gem here;
 # x86_64-linux-gnu from the Ruby 3.3 and 3.4 roots of test:rubies (linked
 # against glibc 2.17 by `rake native:compile`); the others by their own
 # platform task, each run as `rake <task>` under a time limit. Timestamps come

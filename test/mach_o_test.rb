@@ -1,12 +1,12 @@
 # frozen_string_literal: true
 
 require_relative 'test_helper'
-require_relative '../tasks/darwin_gem'
+require_relative '../tasks/platforms/darwin/gem'
 
 # The checks rake native:darwin runs on every macOS bundle and gem, proved
 # to refuse wrong binaries: on small bundles linked by the same toolchain
 # and flags as the real one (test/fixtures/mach_o, made by
-# tasks/rubies/darwin/fixtures.sh), and on copies of them with one thing
+# tasks/platforms/darwin/fixtures.sh), and on copies of them with one thing
 # broken.
 class MachOTest < Minitest::Test
   MACH_O = SassEmbeddedBuild::MachO

@@ -5,7 +5,7 @@ require 'json'
 require 'open3'
 
 # The Ruby minors the platform gems carry are one list
-# (tasks/rubies/minors.rb): adding a minor is one line there. Shown by
+# (tasks/minors.rb): adding a minor is one line there. Shown by
 # loading the build with one more line (a Ruby 4.0) and reading what every
 # gem's task would build, install and test.
 class MinorsTest < Minitest::Test
@@ -15,7 +15,7 @@ class MinorsTest < Minitest::Test
   # with +extra+ (a line's fields) appended to the list first.
   def derived(extra = nil)
     script = <<~RUBY
-      require './tasks/rubies/minors'
+      require './tasks/minors'
       extra = #{extra.inspect}
       if extra
         minors = SassEmbeddedRubies::MINORS + [SassEmbeddedRubies::Minor.new(**extra)]
@@ -23,7 +23,7 @@ class MinorsTest < Minitest::Test
         SassEmbeddedRubies.const_set(:MINORS, minors.freeze)
       end
       require './tasks/native_build'
-      require './tasks/rubies'
+      require './tasks/roots'
       require './tasks/release'
       r = SassEmbeddedRubies
       print JSON.generate(

@@ -4,7 +4,7 @@
 # the checkout and cargo's caches bind-mounted at their own absolute paths:
 #
 #   unshare --mount --propagation private -- \
-#     ruby tasks/rubies/enter.rb ROOT CHECKOUT TIMEOUT [--private PATH]... [--own-toolchain] -- COMMAND...
+#     ruby tasks/roots/enter.rb ROOT CHECKOUT TIMEOUT [--private PATH]... [--own-toolchain] -- COMMAND...
 #
 # Each --private PATH (relative to the checkout) is replaced, for this run,
 # by a directory of the root's own (under /var/lib/sass-embedded-private in
@@ -13,7 +13,7 @@
 # root of another architecture builds with its own cargo and rustc); cargo's
 # registry cache is still shared.
 #
-# tasks/rubies.rb starts it in a mount namespace of its own (unshare), so
+# tasks/roots.rb starts it in a mount namespace of its own (unshare), so
 # every mount made here is private to this run: the machine's namespace never
 # sees them, and if this process is killed outright the kernel drops them with
 # the namespace. Still, this script unmounts each one (in reverse order) in an

@@ -3,7 +3,7 @@
 require 'English'
 
 # A command's run in a root (or in place): its output streamed as it comes
-# and kept, and what tasks/rubies.rb reports of it.
+# and kept, and what tasks/roots.rb reports of it.
 module SassEmbeddedRubies
   # What one run did: its exit status and output, and where and how long.
   Run = Struct.new(:status, :output, :root_state, :root_seconds, :seconds, keyword_init: true) do

@@ -8,7 +8,7 @@ module SassEmbeddedRubies
   # machine itself never gets musl's loader: the gem would take the
   # machine's glibc Ruby for musl); the arm64 one is an arm64 root entered
   # through user-mode emulation (Emulation), as test:arm64's. There, once and
-  # cached (tasks/rubies/musl/toolchain.sh, one recipe for both CPUs): a
+  # cached (tasks/platforms/musl/toolchain.sh, one recipe for both CPUs): a
   # Ruby of each minor the gems carry (MINORS) built with musl-gcc from
   # Debian's upstream tarball, and a stand-in for musl's missing libgcc_s.
   # Then, in a copy of the checkout (CheckoutCopy), under each of those
@@ -22,7 +22,7 @@ module SassEmbeddedRubies
   # Decided for arm64: everything is built inside the emulated root with the
   # x86-64 task's own recipe (no second copy of it), but its C parts (zlib,
   # OpenSSL, the Rubies) compiled by zig, which the kernel runs natively
-  # there (tasks/rubies/musl/zig-cc): gcc under qemu took about three hours
+  # there (tasks/platforms/musl/zig-cc): gcc under qemu took about three hours
   # for one Ruby. rustc still runs under qemu; the toolchain and cargo's
   # target directory are then cached.
   MUSL_PACKAGES = %w[ruby3.3 rustc cargo rust-src musl musl-dev musl-tools dpkg-dev xz-utils].freeze
@@ -90,7 +90,7 @@ module SassEmbeddedRubies
     def emulated_environment(target, checkout, copy)
       zig = SassEmbeddedBuild::Zig.executable(File.join(copy, 'tmp', 'zig'), wheels: File.join(checkout, 'tmp', 'zig'))
       { 'SASS_TEST_TIME_SCALE' => Arm64::TIME_SCALE, 'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'),
-        'SASS_MUSL_CC' => File.join(copy, 'tasks', 'rubies', 'musl', 'zig-cc'), 'SASS_MUSL_ZIG' => zig,
+        'SASS_MUSL_CC' => File.join(copy, 'tasks', 'platforms', 'musl', 'zig-cc'), 'SASS_MUSL_ZIG' => zig,
         'SASS_MUSL_ZIG_TARGET' => "#{target.arch}-linux-musl" }
     end
 
@@ -129,7 +129,7 @@ module SassEmbeddedRubies
       <<~SH.tr("\n", ';')
         set -e
         echo "uname -m in the root: $(uname -m)"
-        sh tasks/rubies/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL" $SASS_MUSL_RUBIES
+        sh tasks/platforms/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL" $SASS_MUSL_RUBIES
         root_path=$PATH
         #{rubies.last.last}
         "$RUBY" -e 'puts "Gem::Platform.local: \#{Gem::Platform.local}"'

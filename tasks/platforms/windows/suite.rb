@@ -2,7 +2,7 @@
 
 require 'fileutils'
 require 'shellwords'
-require_relative '../pe'
+require_relative '../../formats/pe'
 
 module SassEmbeddedRubies
   # rake test:windows: the gem on real Windows Rubies, under Wine. In a copy

@@ -2,8 +2,8 @@
 
 require 'rubygems/package'
 require 'tmpdir'
-require_relative 'mach_o'
-require_relative 'native_build'
+require_relative '../../formats/mach_o'
+require_relative '../../native_build'
 
 module SassEmbeddedBuild
   # What every macOS bundle rake native:darwin builds must be, read from the

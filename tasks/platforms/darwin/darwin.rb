@@ -3,16 +3,16 @@
 require 'digest'
 require 'fileutils'
 require 'shellwords'
-require_relative '../darwin_gem'
-require_relative '../zig'
+require_relative 'gem'
+require_relative '../../zig'
 
 module SassEmbeddedRubies
   # rake native:darwin: the arm64-darwin and x86_64-darwin platform gems,
   # cross-built in a Debian sid root, since nothing here can run macOS code.
-  # In the root (tasks/rubies/darwin/build.sh): zig's darwin SDK, Rubies
+  # In the root (tasks/platforms/darwin/build.sh): zig's darwin SDK, Rubies
   # configured for macOS, and the extension for each CPU and Ruby minor,
   # linked by LLVM's ld64.lld. Here: each gem packed with its bundles and
-  # the darwin compiler of its CPU, then checked (tasks/mach_o.rb); a gem
+  # the darwin compiler of its CPU, then checked (tasks/formats/mach_o.rb); a gem
   # that fails a check is removed. Debian's Ruby of each minor (sid's, or
   # the suite's that MINORS names) is the baseruby of the darwin Ruby of
   # that minor.
@@ -55,7 +55,7 @@ module SassEmbeddedRubies
       cpus = GEMS.values.map { |gem| "#{gem[:cpu]}:#{gem[:deployment_target]}" }.join(' ')
       tarballs = MINORS.map { |minor| Mirror.ruby_tarball(minor, work) }
       wheel = SassEmbeddedBuild::Zig.wheel(work)
-      script = ['sh', 'tasks/rubies/darwin/build.sh', PREFIX, wheel, out, cpus, *tarballs].shelljoin
+      script = ['sh', 'tasks/platforms/darwin/build.sh', PREFIX, wheel, out, cpus, *tarballs].shelljoin
       puts "\n== native:darwin: #{GEMS.keys.join(', ')} for Ruby #{MINORS.join(', ')} (root #{Roots.path(DARWIN)})"
       run = SassEmbeddedRubies.run(DARWIN, script, {}, limit: ENV.fetch('SASS_DARWIN_TIMEOUT', '5400'))
       abort "native:darwin: the build failed (#{SassEmbeddedRubies.duration(run.seconds)}, #{run.place})" \

@@ -21,7 +21,7 @@ module SassEmbeddedRubies
                                      %w[rustc cargo rust-src gcc-mingw-w64-ucrt64 binutils-mingw-w64-x86-64],
                            label: "Debian sid's Rust for Windows")
   # Trixie: Wine 10, and the toolchain the Windows Ruby is cross-built with
-  # (tasks/rubies/windows/ruby.sh): mingw-w64's UCRT gcc 14 (sid's 16 does
+  # (tasks/platforms/windows/ruby.sh): mingw-w64's UCRT gcc 14 (sid's 16 does
   # not build Ruby 3.3), the Ruby's sources and its baseruby; Rack for the
   # suite (pure Ruby, read by the Windows Ruby too).
   WINE = Ruby.new(minor: '3.3', suite: 'trixie', extra_suites: [], purpose: 'wine', deb_src: %w[trixie],
@@ -31,7 +31,7 @@ module SassEmbeddedRubies
                   label: "Debian trixie's Wine 10")
 
   # The Windows Rubies (x64-mingw-ucrt), one per minor the gem carries,
-  # cross-built in the Wine root (tasks/rubies/windows/ruby.sh) and kept
+  # cross-built in the Wine root (tasks/platforms/windows/ruby.sh) and kept
   # outside it, in the roots' cache (a root is remade whenever its packages
   # change; a Ruby takes a quarter of an hour to build): put back into a new
   # root, so the script finds it made, and remade only when the script
@@ -44,7 +44,7 @@ module SassEmbeddedRubies
     # What they are made from, with OpenSSL's tarball (musl's, the same
     # release) and each one's Ruby tarball: their checksum is the stamp, as
     # ruby.sh computes it.
-    INPUTS = %w[ruby.sh wine-pioinfo.c].map { |name| File.expand_path("windows/#{name}", __dir__) }.freeze
+    INPUTS = %w[ruby.sh wine-pioinfo.c].map { |name| File.expand_path(name, __dir__) }.freeze
 
     module_function
 
@@ -62,7 +62,7 @@ module SassEmbeddedRubies
       tarballs = minors.to_h { |minor| [minor, Mirror.ruby_tarball(minor, File.join(checkout, 'tmp', 'windows'))] }
       stamps = stamps(openssl, tarballs)
       restore = minors.map { |minor| restore_script(minor, stamps[minor], checkout) }
-      build = ['sh', 'tasks/rubies/windows/ruby.sh', PREFIX, openssl,
+      build = ['sh', 'tasks/platforms/windows/ruby.sh', PREFIX, openssl,
                *tarballs.map { |minor, tarball| "#{minor}=#{tarball}" }].shelljoin
       run = SassEmbeddedRubies.run(WINE, [*restore, build].join('; '), {},
                                    limit: ENV.fetch('SASS_WINDOWS_RUBY_TIMEOUT', '5400'), checkout:)

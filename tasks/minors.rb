@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# The Ruby minors of the platform gems (tasks/rubies.rb's module holds the
+# The Ruby minors of the platform gems (tasks/roots.rb's module holds the
 # Rubies every platform task runs).
 module SassEmbeddedRubies
   # The Ruby minors the platform gems carry, and where each one's Ruby comes

@@ -2,13 +2,13 @@
 
 require 'rbconfig'
 require 'shellwords'
-require_relative 'rubies/minors'
+require_relative 'minors'
 
 # `rake test:rubies` and `rake bench:rubies`: the suite (and the benchmark's
 # 1-thread tiny rows) under every Ruby the gem supports. The machine's own
 # Ruby runs in place; each other one runs in a Debian root filesystem made
-# with mmdebstrap and cached outside the checkout (tasks/rubies/roots.rb),
-# entered with chroot in a mount namespace of its own (tasks/rubies/enter.rb)
+# with mmdebstrap and cached outside the checkout (tasks/roots/roots.rb),
+# entered with chroot in a mount namespace of its own (tasks/roots/enter.rb)
 # with the checkout and cargo's caches bind-mounted at their own paths, so a
 # run costs a build and the suite, not a fresh toolchain. Needs root
 # (mmdebstrap, mount, chroot).
@@ -21,7 +21,7 @@ require_relative 'rubies/minors'
 #   SASS_RUBIES_HOST=0           run the machine's Ruby in a root too, like the others
 module SassEmbeddedRubies
   CHECKOUT = File.expand_path('..', __dir__)
-  ENTER = File.join(__dir__, 'rubies', 'enter.rb')
+  ENTER = File.join(__dir__, 'roots', 'enter.rb')
 
   # One supported Ruby: the Debian suite(s) it comes from and its packages.
   # 3.3 and 3.4 bundle minitest as a bundled gem; Debian's 3.1 takes it
@@ -32,7 +32,7 @@ module SassEmbeddedRubies
   # A root with +private_build+ keeps its build (lib/sass/<minor>, its cargo
   # target and tmp dirs) to itself: for a second root of one minor. A root
   # of another +architecture+ (Debian's name) works in a copy of the
-  # checkout (tasks/rubies/arm64.rb). A root whose +packages+ hold rustc
+  # checkout (tasks/platforms/arm64/arm64.rb). A root whose +packages+ hold rustc
   # builds with it instead of the machine's toolchain (which cannot run in a
   # root of another architecture). A +purpose+ names a root apart from
   # another of the same suite and Ruby. +deb_src+ names the suites whose
@@ -126,16 +126,19 @@ module SassEmbeddedRubies
   end
 end
 
-require_relative 'rubies/stream'
-require_relative 'rubies/roots'
-require_relative 'rubies/suite'
-require_relative 'rubies/bench'
-require_relative 'rubies/emulation'
-require_relative 'rubies/copy'
-require_relative 'rubies/arm64'
-require_relative 'rubies/musl'
-require_relative 'rubies/old_glibc'
-require_relative 'rubies/targets'
-require_relative 'rubies/darwin'
-require_relative 'rubies/windows'
-require_relative 'rubies/windows_suite'
+# The shared machinery: streaming, roots, entering them, copies of the
+# checkout, emulation, suites and the benchmark under other Rubies.
+require_relative 'roots/stream'
+require_relative 'roots/roots'
+require_relative 'roots/suite'
+require_relative 'roots/bench'
+require_relative 'roots/emulation'
+require_relative 'roots/copy'
+# Each platform, a folder of its own.
+require_relative 'platforms/arm64/arm64'
+require_relative 'platforms/musl/musl'
+require_relative 'platforms/old_glibc/old_glibc'
+require_relative 'platforms/targets/targets'
+require_relative 'platforms/darwin/darwin'
+require_relative 'platforms/windows/windows'
+require_relative 'platforms/windows/suite'
