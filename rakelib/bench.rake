@@ -3,6 +3,15 @@
 # The benchmark (bench/run.rb): its matrix against the raw ceiling, and the
 # 1-thread rows under each supported Ruby.
 
+require_relative '../tasks/roots'
+
+# The raw ceiling (bench/raw, a cargo workspace of its own), in the
+# checkout's target directory.
+def build_raw_ceiling
+  sh 'cargo', 'build', '--release', '--locked', '--manifest-path', File.join(ROOT, 'bench', 'raw', 'Cargo.toml'),
+     '--target-dir', File.join(ROOT, 'target')
+end
+
 BOOTSTRAP_DIR = File.join(ROOT, 'bench', 'vendor', 'bootstrap')
 
 desc "Fetch Bootstrap 5's SCSS for the benchmark (npm pack bootstrap@5, not committed)"
@@ -20,14 +29,12 @@ end
 
 desc 'Benchmark: the matrix through raw, multiplexed and wait_for dispatch (BENCH_SCALE=0.1 by default; 1: all)'
 task bench: [:compile, 'bench:bootstrap', *(%w[compile:portable compile:reader] if Process.euid.zero?)] do
-  sh 'cargo', 'build', '--release', '--locked', '--manifest-path', File.join(ROOT, 'bench', 'raw', 'Cargo.toml'),
-     '--target-dir', File.join(ROOT, 'target')
+  build_raw_ceiling
   sh RbConfig.ruby, File.join(ROOT, 'bench', 'run.rb')
 end
 
 desc "The benchmark's 1-thread tiny rows under each supported Ruby, with their ratios to raw (needs root)"
 task 'bench:rubies' => :compiler do
-  sh 'cargo', 'build', '--release', '--locked', '--manifest-path', File.join(ROOT, 'bench', 'raw', 'Cargo.toml'),
-     '--target-dir', File.join(ROOT, 'target')
+  build_raw_ceiling
   SassEmbeddedRubies::Bench.call
 end
