@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'rbconfig'
+require_relative 'platforms/table'
 
 # `rake test:platforms`: every platform beyond the machine's own, in turn,
 # each as `rake <task>` in a process of its own under a time limit. A failing
@@ -11,43 +12,16 @@ require 'rbconfig'
 #
 # Needs root (the platforms run in Debian roots; tasks/roots.rb).
 module SassEmbeddedPlatforms
-  # One platform: its name, the task that tests it, the Debian roots it runs
-  # in (cold until made and cached: a root made with other arguments is made
-  # anew) and its limit in seconds.
-  Platform = Struct.new(:name, :task, :roots, :limit, keyword_init: true) do
-    def cached? = roots.all? { |root| SassEmbeddedRubies::Roots.current?(root) }
-  end
-
   module_function
-
-  def platforms
-    rubies = SassEmbeddedRubies::RUBIES.reject { |ruby| SassEmbeddedRubies.on_host?(ruby) }
-    [
-      Platform.new(name: 'rubies', task: 'test:rubies', roots: rubies, limit: 3600),
-      Platform.new(name: 'async2', task: 'test:async2', roots: [SassEmbeddedRubies::ASYNC2], limit: 1800),
-      Platform.new(name: 'targets', task: 'check:targets', roots: [SassEmbeddedRubies::TARGETS_ROOT], limit: 1800),
-      Platform.new(name: 'arm64', task: 'test:arm64', roots: [SassEmbeddedRubies::ARM64], limit: 5400),
-      Platform.new(name: 'musl', task: 'test:musl', roots: [SassEmbeddedRubies::MUSL], limit: 3600),
-      # Cold, gcc and rustc build the musl Ruby and the extension under qemu.
-      Platform.new(name: 'musl_arm64', task: 'test:musl_arm64', roots: [SassEmbeddedRubies::MUSL_ARM64], limit: 10_800),
-      Platform.new(name: 'old_glibc', task: 'test:old_glibc', roots: SassEmbeddedRubies::OldGlibc.roots, limit: 3600),
-      Platform.new(name: 'darwin', task: 'native:darwin', roots: [SassEmbeddedRubies::DARWIN], limit: 5400),
-      Platform.new(name: 'windows', task: 'test:windows_core',
-                   roots: [SassEmbeddedRubies::WINDOWS_BUILD, SassEmbeddedRubies::WINE], limit: 3600),
-      # Cold, the Windows Ruby's build alone takes half an hour.
-      Platform.new(name: 'windows_ruby', task: 'test:windows',
-                   roots: [SassEmbeddedRubies::WINDOWS_BUILD, SassEmbeddedRubies::WINE], limit: 7200)
-    ]
-  end
 
   def selected
     wanted = ENV.fetch('SASS_PLATFORMS', '').split(/[\s,]+/).reject(&:empty?)
-    return platforms if wanted.empty?
+    return table if wanted.empty?
 
-    known = platforms.map(&:name)
+    known = table.map(&:name)
     unknown = wanted - known
     abort "SASS_PLATFORMS: unknown #{unknown.join(', ')} (known: #{known.join(', ')})" unless unknown.empty?
-    platforms.select { |platform| wanted.include?(platform.name) }
+    table.select { |platform| wanted.include?(platform.name) }
   end
 
   # What a platform's output says it ran: minitest's totals (summed over

@@ -8,6 +8,7 @@ require 'stringio'
 require 'zlib'
 require 'rubygems/package'
 require_relative 'minors'
+require_relative 'platforms'
 
 # `rake release:build` and `rake release:install`: a release is every gem of
 # one version, built from a clean checkout into pkg/release/gems/, with
@@ -36,16 +37,15 @@ module SassEmbeddedRelease
   # for one Ruby minor.
   Entry = Struct.new(:platform, :made_by, :limit, keyword_init: true)
 
-  GEMS = [
-    Entry.new(platform: 'ruby', made_by: :source),
-    Entry.new(platform: 'x86_64-linux-gnu', made_by: :linux),
-    Entry.new(platform: 'x86_64-linux-musl', made_by: 'test:musl', limit: 3600),
-    Entry.new(platform: 'arm64-darwin', made_by: 'native:darwin', limit: 5400),
-    Entry.new(platform: 'x86_64-darwin', made_by: 'native:darwin', limit: 5400),
-    Entry.new(platform: 'x64-mingw-ucrt', made_by: 'test:windows', limit: 7200),
-    Entry.new(platform: 'aarch64-linux-gnu', made_by: 'test:arm64', limit: 5400),
-    Entry.new(platform: 'aarch64-linux-musl', made_by: 'test:musl_arm64', limit: 10_800)
-  ].freeze
+  # The source gem, this machine's own, and each gem a platform's row names
+  # (tasks/platforms/table.rb), made by that platform's task.
+  def self.gems
+    platforms = SassEmbeddedPlatforms.table.flat_map do |platform|
+      platform.gems.map { |gem| Entry.new(platform: gem, made_by: platform.task, limit: platform.limit) }
+    end
+    [Entry.new(platform: 'ruby', made_by: :source), Entry.new(platform: 'x86_64-linux-gnu', made_by: :linux),
+     *platforms]
+  end
 
   module_function
 
@@ -57,12 +57,12 @@ module SassEmbeddedRelease
   # keeps the others pkg/release has).
   def selected
     wanted = ENV.fetch('SASS_RELEASE_PLATFORMS', '').split(/[\s,]+/).reject(&:empty?)
-    return GEMS if wanted.empty?
+    return gems if wanted.empty?
 
-    unknown = wanted - GEMS.map(&:platform)
-    abort "SASS_RELEASE_PLATFORMS: unknown #{unknown.join(', ')} (known: #{GEMS.map(&:platform).join(', ')})" \
+    unknown = wanted - gems.map(&:platform)
+    abort "SASS_RELEASE_PLATFORMS: unknown #{unknown.join(', ')} (known: #{gems.map(&:platform).join(', ')})" \
       unless unknown.empty?
-    GEMS.select { |gem| wanted.include?(gem.platform) }
+    gems.select { |gem| wanted.include?(gem.platform) }
   end
 
   # The commit's time, for every timestamp a build writes; the checkout must
@@ -82,13 +82,13 @@ module SassEmbeddedRelease
 
   # All gems: a release anew. Some: those rebuilt are removed and the others
   # kept (a failed platform built again), but for any gem no platform of
-  # GEMS names (one left from before a platform was renamed would be in the
+  # .gems names (one left from before a platform was renamed would be in the
   # index); the index and sums are made over all.
   def clear(checkout)
-    if selected == GEMS
+    if selected == gems
       FileUtils.rm_rf(dir(checkout))
     else
-      known = GEMS.map { |gem| file_name(gem.platform) }
+      known = gems.map { |gem| file_name(gem.platform) }
       stale = Dir.glob(File.join(gems_dir(checkout), '*.gem')).reject { |gem| known.include?(File.basename(gem)) }
       FileUtils.rm_f(selected.map { |gem| File.join(gems_dir(checkout), file_name(gem.platform)) } + stale)
     end
