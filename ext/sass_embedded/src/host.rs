@@ -239,11 +239,13 @@ impl RubyHost {
 
     /// `Host.spin_stats`: what this process's spins before sleeping did so
     /// far (see `sass_embedded_core::wait::spin`): `[spins, caught,
-    /// seconds, declined, budget, quota]` (the budget a lone caller's spin
-    /// would have now, in seconds, and the CPU quota the gate judges by, in
-    /// CPUs; each `nil` if none), for the benchmark and the tests.
+    /// seconds, declined, budget, quota, long, paced]` (the budget a lone
+    /// caller's spin would have now, in seconds, and the CPU quota the gate
+    /// judges by, in CPUs, each `nil` if none; long and paced: waits not
+    /// spun because recent answers were too long, or because recent spins
+    /// missed), for the benchmark and the tests.
     #[allow(clippy::type_complexity)]
-    fn spin_stats() -> (u64, u64, f64, u64, Option<f64>, Option<f64>) {
+    fn spin_stats() -> (u64, u64, f64, u64, Option<f64>, Option<f64>, u64, u64) {
         let stats = sass_embedded_core::wait::spin::stats();
         (
             stats.spins,
@@ -252,6 +254,8 @@ impl RubyHost {
             stats.declined,
             stats.budget.map(|budget| budget.as_secs_f64()),
             stats.quota,
+            stats.long,
+            stats.paced,
         )
     }
 

@@ -28,6 +28,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     host::RubyHost::define(ruby)?;
     errors::preload(ruby);
     conversion::preload(ruby)?;
+    conversion::define(ruby)?;
     waiting::preload(ruby);
     Ok(())
 }

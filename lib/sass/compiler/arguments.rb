@@ -15,26 +15,16 @@ module Sass
       # A String for the compiler from any +to_str+ object, by the
       # established gem's rules: a UTF-8 String as it is, what in it is not
       # UTF-8 becoming U+FFFD (one per maximal invalid subpart, as the
-      # compiler's decoder reads it from the established gem, and as the
-      # host reads Strings it is given directly); a binary String whose
-      # bytes are UTF-8 as UTF-8 (the established gem refuses those); and
-      # any other String transcoded to UTF-8, raising Ruby's EncodingError
-      # where it cannot be.
+      # compiler's decoder reads it from the established gem); a binary
+      # String whose bytes are UTF-8 as UTF-8 (the established gem refuses
+      # those); and any other String transcoded to UTF-8, raising Ruby's
+      # EncodingError where it cannot be. The rule is the extension's, which
+      # reads every String it is given so (+utf8_text+, defined by the
+      # extension when it loads: conversion/mod.rs).
       def utf8(value, name)
         raise TypeError, "#{name} must be a String, got #{value.inspect[0, 80]}" unless value.respond_to?(:to_str)
 
-        string = value.to_str
-        if string.encoding == Encoding::UTF_8
-          # The common case is used as it is: the host reads it before this
-          # method's caller returns.
-          return string.valid_encoding? ? string : string.scrub
-        end
-
-        if string.encoding == Encoding::BINARY
-          utf8 = String.new(string, encoding: Encoding::UTF_8)
-          return utf8 if utf8.valid_encoding?
-        end
-        string.encode(Encoding::UTF_8)
+        utf8_text(value.to_str)
       end
 
       # A filesystem path from a String or Pathname.

@@ -219,6 +219,26 @@ pub(crate) fn string_of(string: RString) -> Result<String, Error> {
     utf8.to_string()
 }
 
+/// `Sass::Compiler::Arguments.utf8_text(string)`: [`string_of`]'s rule for
+/// the Ruby side (the strings it reads itself: a function's signature, an
+/// importer's URL, a path it makes absolute), so the rule lives here alone.
+/// A String that is valid UTF-8 already is given back as it is (the common
+/// case costs no copy); any other, its UTF-8 text as a new String.
+fn utf8_text(ruby: &Ruby, string: RString) -> Result<RString, Error> {
+    if string.enc_get() == ruby.utf8_encindex() && string.enc_coderange_scan() != Coderange::Broken
+    {
+        return Ok(string);
+    }
+    Ok(ruby.str_new(&string_of(string)?))
+}
+
+/// Defines what Ruby calls here: [`utf8_text`] on
+/// `Sass::Compiler::Arguments`, which is loaded before the extension.
+pub fn define(ruby: &Ruby) -> Result<(), Error> {
+    let arguments: magnus::RModule = sass_class(ruby, "Compiler").const_get("Arguments")?;
+    arguments.define_singleton_method("utf8_text", magnus::function!(utf8_text, 1))
+}
+
 /// Builds the `CompileRequest` from the fields `Sass::Compiler` validated.
 pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, Error> {
     let request = Fields(request);

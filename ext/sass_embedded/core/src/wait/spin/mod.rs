@@ -127,14 +127,24 @@ pub(crate) fn budget() -> Option<Duration> {
     }
     let budget = match configured() {
         Ok(Budget::Fixed(budget)) if !budget.is_zero() => budget,
-        Ok(Budget::Answers) => answers::budget()?,
+        Ok(Budget::Answers) => match answers::budget() {
+            Some(budget) => budget,
+            None => {
+                LONG.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        },
         Ok(Budget::Fixed(_)) | Err(_) => return None,
     };
     if !gate::cpu_to_spare(spun()) {
         DECLINED.fetch_add(1, Ordering::Relaxed);
         return None;
     }
-    PACING.spin_now().then_some(budget)
+    let spin = PACING.spin_now();
+    if !spin {
+        PACED.fetch_add(1, Ordering::Relaxed);
+    }
+    spin.then_some(budget)
 }
 
 /// The variable that sets the budget, in whole microseconds.
@@ -264,12 +274,15 @@ static SPINS: AtomicU64 = AtomicU64::new(0);
 static CAUGHT: AtomicU64 = AtomicU64::new(0);
 static SPUN_NANOS: AtomicU64 = AtomicU64::new(0);
 static DECLINED: AtomicU64 = AtomicU64::new(0);
+static LONG: AtomicU64 = AtomicU64::new(0);
+static PACED: AtomicU64 = AtomicU64::new(0);
 
 /// What the spins of this process did so far: how many there were, how many
 /// saw a descriptor become readable before their budget ran out, the CPU
 /// time they took in all (the spinning thread's, not the wall time, which
 /// also counts while another thread had the CPU), and how many waits did not
-/// spin for want of a free CPU; and what a lone caller's spin would be
+/// spin for want of a free CPU, for answers too long or for spins that
+/// missed; and what a lone caller's spin would be
 /// given now, and the CPU quota the gate judges by. For the benchmark, which
 /// reports the host's CPU with and without it, and the tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -287,6 +300,13 @@ pub struct Stats {
     /// The process's CPU quota, in CPUs, as the gate last read it
     /// ([`gate`]); `None` where none applies (or none was read yet).
     pub quota: Option<f64>,
+    /// Waits of a lone caller that did not spin because recent answers took
+    /// too long to spin for ([`answers`]: a busy or slow machine, or long
+    /// compiles).
+    pub long: u64,
+    /// Waits of a lone caller that did not spin because recent spins missed
+    /// ([`Pacing`]).
+    pub paced: u64,
 }
 
 /// The CPU time this process's spins took so far.
@@ -307,6 +327,8 @@ pub fn stats() -> Stats {
             Err(_) => None,
         },
         quota: gate::quota_cpus(),
+        long: LONG.load(Ordering::Relaxed),
+        paced: PACED.load(Ordering::Relaxed),
     }
 }
 
