@@ -36,5 +36,5 @@ end
 desc "The benchmark's 1-thread tiny rows under each supported Ruby, with their ratios to raw (needs root)"
 task 'bench:rubies' => :compiler do
   build_raw_ceiling
-  SassEmbeddedRubies::Bench.call
+  SassEmbeddedBuild::Rubies::Bench.call
 end

@@ -8,7 +8,7 @@ require_relative '../tasks/roots'
 require_relative '../tasks/platforms'
 
 # Each platform's task, from its row (tasks/platforms/table.rb).
-SassEmbeddedPlatforms.table.each do |platform|
+SassEmbeddedBuild::Platforms.table.each do |platform|
   desc platform.desc
   task platform.task => (platform.compiler ? [:compiler] : []) do
     platform.run.call(ROOT, COMPILER_CACHE)
@@ -18,14 +18,14 @@ end
 desc 'Cross-build the Windows Rubies (each minor the gems carry, x64-mingw-ucrt, mingw-w64 UCRT in a Debian ' \
      'trixie root; once, cached) into tmp/windows/ruby-<minor> (needs root)'
 task 'rubies:windows' do
-  SassEmbeddedRubies::WindowsRuby.call(ROOT)
+  SassEmbeddedBuild::Rubies::WindowsRuby.call(ROOT)
 end
 
 desc 'Every platform in turn (other Rubies, async 2, other targets, arm64, musl on both CPUs, old glibc, darwin; ' \
      'SASS_PLATFORMS=a,b for some), going on after a failure, then a line per platform; fails if any failed ' \
      '(needs root)'
 task 'test:platforms' => :compiler do
-  SassEmbeddedPlatforms.call
+  SassEmbeddedBuild::Platforms.call
 end
 
 desc 'Print the line of tasks/minors.rb for a Ruby minor (rake "rubies:minor[4.0]"): Debian\'s packages of it ' \
@@ -33,10 +33,10 @@ desc 'Print the line of tasks/minors.rb for a Ruby minor (rake "rubies:minor[4.0
 task 'rubies:minor', [:minor] do |_, args|
   abort 'rake "rubies:minor[4.0]": name the minor' unless args[:minor]&.match?(/\A\d+\.\d+\z/)
 
-  puts SassEmbeddedRubies::Mirror.minor_line(args[:minor])
+  puts SassEmbeddedBuild::Rubies::Mirror.minor_line(args[:minor])
 end
 
 desc 'Remove the cached Debian roots of test:rubies (refuses while one is in use)'
 task 'rubies:clean' do
-  SassEmbeddedRubies::Roots.clean
+  SassEmbeddedBuild::Rubies::Roots.clean
 end

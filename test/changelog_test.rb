@@ -5,7 +5,7 @@ require_relative '../tasks/release'
 
 # `rake release:build` releases a version only with its CHANGELOG.md entry.
 class ChangelogTest < Minitest::Test
-  CHANGELOG = SassEmbeddedRelease::Changelog
+  CHANGELOG = SassEmbeddedBuild::Release::Changelog
   ROOT = File.expand_path('..', __dir__)
 
   def test_this_version_has_its_entry

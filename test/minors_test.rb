@@ -18,21 +18,21 @@ class MinorsTest < Minitest::Test
       require './tasks/minors'
       extra = #{extra.inspect}
       if extra
-        minors = SassEmbeddedRubies::MINORS + [SassEmbeddedRubies::Minor.new(**extra)]
-        SassEmbeddedRubies.send(:remove_const, :MINORS)
-        SassEmbeddedRubies.const_set(:MINORS, minors.freeze)
+        minors = SassEmbeddedBuild::Rubies::MINORS + [SassEmbeddedBuild::Rubies::Minor.new(**extra)]
+        SassEmbeddedBuild::Rubies.send(:remove_const, :MINORS)
+        SassEmbeddedBuild::Rubies.const_set(:MINORS, minors.freeze)
       end
       require './tasks/native_build'
       require './tasks/roots'
       require './tasks/release'
-      r = SassEmbeddedRubies
+      r = SassEmbeddedBuild::Rubies
       print JSON.generate(
-        minors: r.minor_names, rubies: r::RUBIES.map(&:minor), linux: SassEmbeddedRelease::LINUX_MINORS,
+        minors: r.minor_names, rubies: r::RUBIES.map(&:minor), linux: SassEmbeddedBuild::Release::LINUX_MINORS,
         tarballs: r::Mirror::RUBY_TARBALLS.keys, darwin: r::Darwin::MINORS, darwin_root: r::DARWIN.packages,
         arm64_root: r::ARM64.packages, arm64: r::Arm64.script, musl: r::Musl.script(r::Musl::X86_64),
         musl_arm64: r::Musl.script(r::Musl::AARCH64), windows_root: r::WINDOWS_BUILD.packages,
         windows_build: r::Windows.extension_script, windows_suite: r::Windows::UnderWine.suite_lines('x.gem').join(';'),
-        installs: SassEmbeddedRelease::Install.other_roots.map(&:last)
+        installs: SassEmbeddedBuild::Release::Install.other_roots.map(&:last)
       )
     RUBY
     output, status = Open3.capture2(RbConfig.ruby, '-rjson', '-e', script, chdir: ROOT)

@@ -1,83 +1,85 @@
 # frozen_string_literal: true
 
-# The platforms beyond the machine's own, one row each.
-module SassEmbeddedPlatforms
-  # One platform: the name SASS_PLATFORMS picks it by; the rake task that
-  # builds and tests it, its description and what it runs (+run+, called
-  # with the checkout and the compiler packages' cache), and whether it
-  # needs the compiler fetched first; the Debian roots it runs in (cold
-  # until made and cached: a root made with other arguments is made anew);
-  # its time limit in seconds (a release gives it that for each Ruby
-  # minor); the platform gems it leaves in pkg/.
-  #
-  # `rake test:platforms` runs every row in turn, rakelib/platforms.rake
-  # defines each row's task, `rake release:build` makes every gem a row
-  # names: a platform is its folder under tasks/platforms/ and a row here.
-  Platform = Struct.new(:name, :task, :desc, :run, :compiler, :roots, :limit, :gems, keyword_init: true) do
-    def cached? = roots.all? { |root| SassEmbeddedRubies::Roots.current?(root) }
-  end
+module SassEmbeddedBuild
+  # The platforms beyond the machine's own, one row each.
+  module Platforms
+    # One platform: the name SASS_PLATFORMS picks it by; the rake task that
+    # builds and tests it, its description and what it runs (+run+, called
+    # with the checkout and the compiler packages' cache), and whether it
+    # needs the compiler fetched first; the Debian roots it runs in (cold
+    # until made and cached: a root made with other arguments is made anew);
+    # its time limit in seconds (a release gives it that for each Ruby
+    # minor); the platform gems it leaves in pkg/.
+    #
+    # `rake test:platforms` runs every row in turn, rakelib/platforms.rake
+    # defines each row's task, `rake release:build` makes every gem a row
+    # names: a platform is its folder under tasks/platforms/ and a row here.
+    Platform = Struct.new(:name, :task, :desc, :run, :compiler, :roots, :limit, :gems, keyword_init: true) do
+      def cached? = roots.all? { |root| Rubies::Roots.current?(root) }
+    end
 
-  module_function
+    module_function
 
-  # rubocop:disable Metrics/MethodLength, Metrics/AbcSize
-  def table
-    r = SassEmbeddedRubies
-    minors = r.minor_names.join(', ')
-    windows = [r::WINDOWS_BUILD, r::WINE]
-    [
-      Platform.new(name: 'rubies', task: 'test:rubies', compiler: true, limit: 3600, gems: [],
-                   roots: r::RUBIES.reject { |ruby| r.on_host?(ruby) }, run: ->(*) { r::Suite.call },
-                   desc: "Build the extension and run the Ruby suite under Ruby #{r::RUBIES.map(&:minor).join(', ')} " \
-                         '(Debian roots; needs root)'),
-      Platform.new(name: 'async2', task: 'test:async2', compiler: true, limit: 1800, gems: [], roots: [r::ASYNC2],
-                   run: ->(*) { r::Suite.call([r::ASYNC2], tests: r::ASYNC2_TESTS, task: 'test:async2') },
-                   desc: 'The fiber tests and Sass::Rack\'s fiber-server tests under the async gem 2 (Debian ' \
-                         'sid\'s Ruby 3.3, in a Debian root; needs root)'),
-      Platform.new(name: 'targets', task: 'check:targets', limit: 1800, gems: [], roots: [r::TARGETS_ROOT],
-                   run: ->(*) { r::Targets.call },
-                   desc: 'Type-check and lint (clippy -D warnings) the Ruby-free core for macOS (both CPUs), ' \
-                         "FreeBSD, musl Linux and Windows (Debian sid's Rust with -Zbuild-std, in a Debian root; " \
-                         'needs root)'),
-      Platform.new(name: 'arm64', task: 'test:arm64', limit: 5400, gems: %w[aarch64-linux-gnu], roots: [r::ARM64],
-                   run: ->(checkout, cache) { r::Arm64.call(checkout, cache) },
-                   desc: 'Build for arm64 Linux natively in an emulated Debian root, pack and install its ' \
-                         'aarch64-linux-gnu platform gem there without a toolchain (left in pkg/), and run the ' \
-                         'Ruby suite under emulation (needs root)'),
-      Platform.new(name: 'musl', task: 'test:musl', limit: 3600, gems: %w[x86_64-linux-musl], roots: [r::MUSL],
-                   run: ->(checkout, cache) { r::Musl.call(r::Musl::X86_64, checkout, cache) },
-                   desc: 'Build a Ruby for musl and, under it, the extension through extconf.rb for ' \
-                         'x86_64-linux-musl in a Debian root; pack and install its x86_64-linux-musl platform gem ' \
-                         'offline (left in pkg/), run the Ruby suite (needs root)'),
-      # Cold, the musl Rubies and the extension are built under qemu.
-      Platform.new(name: 'musl_arm64', task: 'test:musl_arm64', limit: 10_800, gems: %w[aarch64-linux-musl],
-                   roots: [r::MUSL_ARM64],
-                   run: ->(checkout, cache) { r::Musl.call(r::Musl::AARCH64, checkout, cache) },
-                   desc: 'The same for aarch64-linux-musl (Alpine on arm64) in an emulated arm64 Debian root: a ' \
-                         'musl Ruby and the extension built there, its aarch64-linux-musl gem packed and installed ' \
-                         'offline (left in pkg/), the Ruby suite run under emulation (needs root)'),
-      Platform.new(name: 'old_glibc', task: 'test:old_glibc', compiler: true, limit: 3600, gems: [],
-                   roots: r::OldGlibc.roots, run: ->(checkout, _) { r::OldGlibc.call(checkout) },
-                   desc: "The x86_64-linux-gnu gem's Ruby 3.3 extension linked against glibc 2.17 (in the Ruby 3.3 " \
-                         'root), packed, installed offline and the whole suite run against it in a Debian bullseye ' \
-                         'root (glibc 2.31) with a Ruby 3.3 built there (needs root)'),
-      Platform.new(name: 'darwin', task: 'native:darwin', limit: 5400, gems: %w[arm64-darwin x86_64-darwin],
-                   roots: [r::DARWIN], run: ->(checkout, cache) { r::Darwin.call(checkout, cache) },
-                   desc: "Cross-build the arm64-darwin and x86_64-darwin platform gems (Ruby #{minors}, zig and " \
-                         'ld64.lld in a Debian root; needs root), check every binary in them (Mach-O CPU, macOS ' \
-                         'floor, signature, symbols, libraries, compiler, loader layout) and leave them in pkg/: ' \
-                         'built and linked, not run'),
-      Platform.new(name: 'windows', task: 'test:windows_core', limit: 3600, gems: [], roots: windows,
-                   run: ->(checkout, cache) { r::WindowsCore.call(checkout, cache) },
-                   desc: "Build the Ruby-free core's tests for Windows (x86_64-pc-windows-gnu, mingw-w64 UCRT) and " \
-                         'run every one under Wine 10 against the Windows compiler (Debian roots; needs root)'),
-      # Cold, the Windows Rubies' builds take half an hour.
-      Platform.new(name: 'windows_ruby', task: 'test:windows', limit: 7200, gems: %w[x64-mingw-ucrt], roots: windows,
-                   run: ->(checkout, cache) { r::Windows.call(checkout, cache) },
-                   desc: 'The x64-mingw-ucrt gem: the extension cross-built for a Windows Ruby of each minor the ' \
-                         'gems carry (UCRT, cross-built once and cached), installed and used under Wine 10 under ' \
-                         'each, and the whole Ruby suite run there under each; the gem left in pkg/ (Debian roots; ' \
-                         'needs root)')
-    ]
+    # rubocop:disable Metrics/MethodLength, Metrics/AbcSize
+    def table
+      r = Rubies
+      minors = r.minor_names.join(', ')
+      windows = [r::WINDOWS_BUILD, r::WINE]
+      [
+        Platform.new(name: 'rubies', task: 'test:rubies', compiler: true, limit: 3600, gems: [],
+                     roots: r::RUBIES.reject { |ruby| r.on_host?(ruby) }, run: ->(*) { r::Suite.call },
+                     desc: 'Build the extension and run the Ruby suite under Ruby ' \
+                           "#{r::RUBIES.map(&:minor).join(', ')} (Debian roots; needs root)"),
+        Platform.new(name: 'async2', task: 'test:async2', compiler: true, limit: 1800, gems: [], roots: [r::ASYNC2],
+                     run: ->(*) { r::Suite.call([r::ASYNC2], tests: r::ASYNC2_TESTS, task: 'test:async2') },
+                     desc: 'The fiber tests and Sass::Rack\'s fiber-server tests under the async gem 2 (Debian ' \
+                           'sid\'s Ruby 3.3, in a Debian root; needs root)'),
+        Platform.new(name: 'targets', task: 'check:targets', limit: 1800, gems: [], roots: [r::TARGETS_ROOT],
+                     run: ->(*) { r::Targets.call },
+                     desc: 'Type-check and lint (clippy -D warnings) the Ruby-free core for macOS (both CPUs), ' \
+                           "FreeBSD, musl Linux and Windows (Debian sid's Rust with -Zbuild-std, in a Debian root; " \
+                           'needs root)'),
+        Platform.new(name: 'arm64', task: 'test:arm64', limit: 5400, gems: %w[aarch64-linux-gnu], roots: [r::ARM64],
+                     run: ->(checkout, cache) { r::Arm64.call(checkout, cache) },
+                     desc: 'Build for arm64 Linux natively in an emulated Debian root, pack and install its ' \
+                           'aarch64-linux-gnu platform gem there without a toolchain (left in pkg/), and run the ' \
+                           'Ruby suite under emulation (needs root)'),
+        Platform.new(name: 'musl', task: 'test:musl', limit: 3600, gems: %w[x86_64-linux-musl], roots: [r::MUSL],
+                     run: ->(checkout, cache) { r::Musl.call(r::Musl::X86_64, checkout, cache) },
+                     desc: 'Build a Ruby for musl and, under it, the extension through extconf.rb for ' \
+                           'x86_64-linux-musl in a Debian root; pack and install its x86_64-linux-musl platform gem ' \
+                           'offline (left in pkg/), run the Ruby suite (needs root)'),
+        # Cold, the musl Rubies and the extension are built under qemu.
+        Platform.new(name: 'musl_arm64', task: 'test:musl_arm64', limit: 10_800, gems: %w[aarch64-linux-musl],
+                     roots: [r::MUSL_ARM64],
+                     run: ->(checkout, cache) { r::Musl.call(r::Musl::AARCH64, checkout, cache) },
+                     desc: 'The same for aarch64-linux-musl (Alpine on arm64) in an emulated arm64 Debian root: a ' \
+                           'musl Ruby and the extension built there, its aarch64-linux-musl gem packed and installed ' \
+                           'offline (left in pkg/), the Ruby suite run under emulation (needs root)'),
+        Platform.new(name: 'old_glibc', task: 'test:old_glibc', compiler: true, limit: 3600, gems: [],
+                     roots: r::OldGlibc.roots, run: ->(checkout, _) { r::OldGlibc.call(checkout) },
+                     desc: "The x86_64-linux-gnu gem's Ruby 3.3 extension linked against glibc 2.17 (in the Ruby 3.3 " \
+                           'root), packed, installed offline and the whole suite run against it in a Debian bullseye ' \
+                           'root (glibc 2.31) with a Ruby 3.3 built there (needs root)'),
+        Platform.new(name: 'darwin', task: 'native:darwin', limit: 5400, gems: %w[arm64-darwin x86_64-darwin],
+                     roots: [r::DARWIN], run: ->(checkout, cache) { r::Darwin.call(checkout, cache) },
+                     desc: "Cross-build the arm64-darwin and x86_64-darwin platform gems (Ruby #{minors}, zig and " \
+                           'ld64.lld in a Debian root; needs root), check every binary in them (Mach-O CPU, macOS ' \
+                           'floor, signature, symbols, libraries, compiler, loader layout) and leave them in pkg/: ' \
+                           'built and linked, not run'),
+        Platform.new(name: 'windows', task: 'test:windows_core', limit: 3600, gems: [], roots: windows,
+                     run: ->(checkout, cache) { r::WindowsCore.call(checkout, cache) },
+                     desc: "Build the Ruby-free core's tests for Windows (x86_64-pc-windows-gnu, mingw-w64 UCRT) and " \
+                           'run every one under Wine 10 against the Windows compiler (Debian roots; needs root)'),
+        # Cold, the Windows Rubies' builds take half an hour.
+        Platform.new(name: 'windows_ruby', task: 'test:windows', limit: 7200, gems: %w[x64-mingw-ucrt], roots: windows,
+                     run: ->(checkout, cache) { r::Windows.call(checkout, cache) },
+                     desc: 'The x64-mingw-ucrt gem: the extension cross-built for a Windows Ruby of each minor the ' \
+                           'gems carry (UCRT, cross-built once and cached), installed and used under Wine 10 under ' \
+                           'each, and the whole Ruby suite run there under each; the gem left in pkg/ (Debian roots; ' \
+                           'needs root)')
+      ]
+    end
+    # rubocop:enable Metrics/MethodLength, Metrics/AbcSize
   end
-  # rubocop:enable Metrics/MethodLength, Metrics/AbcSize
 end
