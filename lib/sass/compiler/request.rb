@@ -20,25 +20,14 @@ module Sass
     class Request
       STYLES = %i[expanded compressed].freeze
 
-      # The request's fields, in the order of {#to_a}; the native host reads
-      # them by position (and refuses to load if its own list differs). An
-      # Array, not a Hash: a tiny compile's whole Ruby part is a few
-      # microseconds, and a 19-entry Hash alone took one of them.
-      FIELDS = %i[
-        path source syntax url importer
-        style charset source_map source_map_include_sources
-        alert_ascii alert_color quiet_deps verbose
-        fatal_deprecations future_deprecations silence_deprecations
-        functions importers silent
-      ].freeze
-
       attr_reader :functions, :importers, :logger
 
-      # The options come positionally, as Compiler#run's options list them
-      # (the native host reads a plain compile's options by the same
-      # positions, and refuses to load if these parameters differ from its
-      # own list): keywords passed through +new+, a C method, would be
-      # collected into a Hash first, which costs a tiny compile a microsecond.
+      # The options come positionally, as Compiler#run's options list them:
+      # keywords passed through +new+, a C method, would be collected into a
+      # Hash first, which costs a tiny compile a microsecond. {#to_a} keeps
+      # that order ({FIELDS}), and the native host reads both by it (a plain
+      # compile's options as given, and this request), refusing to load if
+      # these parameters differ from its own list.
       def initialize(path, source, importer, syntax, url, load_paths, charset, source_map,
                      source_map_include_sources, style, functions, importers, alert_ascii, alert_color,
                      fatal_deprecations, future_deprecations, logger, quiet_deps, silence_deprecations, verbose)
@@ -60,18 +49,28 @@ module Sass
         fatal_deprecations = Request.deprecations(fatal_deprecations, 'fatal_deprecations')
         future_deprecations = Request.deprecations(future_deprecations, 'future_deprecations')
         silence_deprecations = Request.deprecations(silence_deprecations, 'silence_deprecations')
-        importers, importer = callbacks(functions, importers, importer, load_paths, logger)
+        importers, importer, load_paths = callbacks(functions, importers, importer, load_paths, logger)
+        # An Array, not a Hash: a tiny compile's whole Ruby part is a few
+        # microseconds, and a 20-entry Hash alone took one of them.
         @data = [
-          path, source, syntax, url, importer,
-          style, charset, source_map, source_map_include_sources,
-          alert_ascii, alert_color, quiet_deps, verbose,
-          fatal_deprecations, future_deprecations, silence_deprecations,
-          @functions.signatures, importers, @logger.silent?
+          path, source, importer, syntax, url, load_paths,
+          charset, source_map, source_map_include_sources, style,
+          @functions.signatures, importers, alert_ascii, alert_color,
+          fatal_deprecations, future_deprecations, @logger.silent?,
+          quiet_deps, silence_deprecations, verbose
         ]
       end
 
+      # The request's fields: the parameters of {#initialize}, in their
+      # order.
+      FIELDS = instance_method(:initialize).parameters.map(&:last).freeze
+
       # @return [Array] the request as plain Ruby data, the values of
-      #   {FIELDS} in order
+      #   {FIELDS} in order: each option checked and normalized; the
+      #   callbacks (+importer+, +functions+, +importers+) registered, as
+      #   their descriptors and signatures; +load_paths+ as +[:path, dir]+
+      #   descriptors (the compiler tries them after the importers);
+      #   +logger+ as whether it is silent
       def to_a
         @data
       end
@@ -98,11 +97,10 @@ module Sass
           registered = @importers.register_all(importers)
         end
         load_paths = Request.load_paths(load_paths)
-        importers = registered.empty? ? load_paths : registered + load_paths
         importer = @importers.register(importer, 'importer') unless importer.nil?
 
         @logger = logger.nil? ? NO_LOGGER : Session::LoggerRegistry.new(logger)
-        [importers, importer]
+        [registered, importer, load_paths]
       end
 
       class << self

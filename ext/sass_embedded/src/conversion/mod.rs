@@ -9,25 +9,8 @@
 //! (arrays, hashes) until they are returned; none is kept in a Rust
 //! collection, where the garbage collector could not see it.
 
-/// Declares a list Ruby hands over as an Array read by position: an enum
-/// whose discriminants are the positions, and the names in that order (for
-/// [`check_names`] to compare with the Ruby layer's).
-macro_rules! positional {
-    ($(#[$meta:meta])* enum $enum:ident, const $names:ident {
-        $($variant:ident = $name:literal,)*
-    }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy)]
-        enum $enum {
-            $($variant,)*
-        }
-
-        /// The names, in their order.
-        const $names: &[&str] = &[$($name,)*];
-    };
-}
-
 pub mod plain;
+mod request;
 pub mod value;
 
 use magnus::{
@@ -77,73 +60,21 @@ pub(crate) static SESSION: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Com
 /// one at the same time would deadlock: magnus's `Lazy` holds a lock while
 /// it calls Ruby (which may switch threads), and the second thread waits on
 /// that lock holding the GVL the first one needs. Fails if the Ruby layer's
-/// request fields or compile options are not the ones this build reads by
-/// position (see [`FIELDS`] and [`plain`]).
+/// request layout is not the one this build reads by position (see
+/// [`request`]).
 pub fn preload(ruby: &Ruby) -> Result<(), Error> {
     for class in [&COMPILE_RESULT, &SOURCE_SPAN, &SOURCE_LOCATION, &SESSION] {
         Lazy::force(class, ruby);
     }
     value::preload(ruby);
-    check_fields(ruby)?;
-    plain::check_options(ruby)
+    request::check_layout(ruby)
 }
 
 // ---------------------------------------------------------------------------
 // Ruby → protobuf: the compile request
 // ---------------------------------------------------------------------------
 
-positional! {
-    /// A field of the request `Sass::Compiler::Request#to_a` gives, in the
-    /// order of `Request::FIELDS` (checked when the extension loads).
-    enum Field, const FIELDS {
-        Path = "path",
-        Source = "source",
-        Syntax = "syntax",
-        Url = "url",
-        Importer = "importer",
-        Style = "style",
-        Charset = "charset",
-        SourceMap = "source_map",
-        SourceMapIncludeSources = "source_map_include_sources",
-        AlertAscii = "alert_ascii",
-        AlertColor = "alert_color",
-        QuietDeps = "quiet_deps",
-        Verbose = "verbose",
-        FatalDeprecations = "fatal_deprecations",
-        FutureDeprecations = "future_deprecations",
-        SilenceDeprecations = "silence_deprecations",
-        Functions = "functions",
-        Importers = "importers",
-        Silent = "silent",
-    }
-}
-
-/// Refuses to load beside a Ruby layer whose request has other fields, or
-/// the same in another order: the request is read by position.
-fn check_fields(ruby: &Ruby) -> Result<(), Error> {
-    let request: RClass = sass_class(ruby, "Compiler::Request");
-    let fields: RArray = request.const_get("FIELDS")?;
-    let names = fields
-        .into_iter()
-        .map(|field| Ok(Symbol::try_convert(field)?.name()?.into_owned()))
-        .collect::<Result<Vec<String>, Error>>()?;
-    check_names(ruby, FIELDS, &names, "Sass::Compiler::Request::FIELDS")
-}
-
-/// A `LoadError` unless `theirs` (the Ruby layer's `what`) are `ours`, in
-/// the same order.
-fn check_names(ruby: &Ruby, ours: &[&str], theirs: &[String], what: &str) -> Result<(), Error> {
-    if theirs == ours {
-        return Ok(());
-    }
-    Err(Error::new(
-        ruby.exception_load_error(),
-        format!(
-            "sass_embedded reads {ours:?} by position, but {what} is {theirs:?}: the extension \
-             and the Ruby files come from different builds"
-        ),
-    ))
-}
+use request::Opt as Field;
 
 /// The request Ruby built, read by field.
 struct Fields(RArray);
@@ -242,13 +173,13 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
 /// Builds the `CompileRequest` from the fields `Sass::Compiler` validated.
 pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, Error> {
     let request = Fields(request);
-    if request.0.len() != FIELDS.len() {
+    if request.0.len() != request::OPTIONS.len() {
         return Err(argument_error(
             ruby,
             format!(
                 "the request has {} fields, not {}",
                 request.0.len(),
-                FIELDS.len()
+                request::OPTIONS.len()
             ),
         ));
     }
@@ -279,13 +210,15 @@ pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, E
         Some(name) => named(name, OutputStyle::as_str_name)
             .ok_or_else(|| argument_error(ruby, format!("unknown style :{name}")))?,
     };
-    let importers = match request.get(Field::Importers) {
-        None => Vec::new(),
-        Some(list) => RArray::try_convert(list)?
-            .into_iter()
-            .map(|descriptor| importer(ruby, descriptor))
-            .collect::<Result<_, _>>()?,
-    };
+    // The importers, then the load paths, as the compiler tries them.
+    let mut importers = Vec::new();
+    for field in [Field::Importers, Field::LoadPaths] {
+        if let Some(list) = request.get(field) {
+            for descriptor in RArray::try_convert(list)? {
+                importers.push(importer(ruby, descriptor)?);
+            }
+        }
+    }
     Ok(CompileRequest {
         input: Some(input),
         style: style as i32,
@@ -298,7 +231,7 @@ pub fn compile_request(ruby: &Ruby, request: RArray) -> Result<CompileRequest, E
         quiet_deps: request.bool(Field::QuietDeps),
         source_map_include_sources: request.bool(Field::SourceMapIncludeSources),
         charset: request.bool(Field::Charset),
-        silent: request.bool(Field::Silent),
+        silent: request.bool(Field::Logger),
         fatal_deprecation: request.strings(Field::FatalDeprecations)?,
         silence_deprecation: request.strings(Field::SilenceDeprecations)?,
         future_deprecation: request.strings(Field::FutureDeprecations)?,

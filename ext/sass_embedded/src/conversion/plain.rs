@@ -3,7 +3,7 @@
 //! A `compile_string` with its defaults, or with a few booleans or Symbols,
 //! passes a UTF-8 source and no callbacks, load paths or URL. For those,
 //! `Sass::Compiler` hands the options over as the caller gave them (in the
-//! order of `Sass::Compiler::Request#initialize`'s parameters) and this
+//! request's layout: [`super::request`]) and this
 //! module builds the request from them, or answers `None`, before anything
 //! is sent, for options that need `Request`'s checks and conversions (which
 //! then run as for any compile). Every value accepted here is one `Request` passes
@@ -17,67 +17,16 @@
 use magnus::{
     encoding::EncodingCapable,
     prelude::*,
-    value::{Lazy, Qfalse, Qtrue},
-    Error, RArray, RClass, RHash, RString, Ruby, Symbol, TryConvert, Value,
+    value::{Qfalse, Qtrue},
+    Error, RArray, RHash, RString, Ruby, Symbol, Value,
 };
 use sass_embedded_core::protocol::{
     inbound_message::{compile_request, CompileRequest},
     OutputStyle, Syntax,
 };
 
-use super::{named, sass_class};
-
-positional! {
-    /// An option of a compile, as `Sass::Compiler` hands them over: the
-    /// parameters of `Sass::Compiler::Request#initialize`, in their order
-    /// (checked when the extension loads).
-    enum Opt, const OPTIONS {
-        Path = "path",
-        Source = "source",
-        Importer = "importer",
-        Syntax = "syntax",
-        Url = "url",
-        LoadPaths = "load_paths",
-        Charset = "charset",
-        SourceMap = "source_map",
-        SourceMapIncludeSources = "source_map_include_sources",
-        Style = "style",
-        Functions = "functions",
-        Importers = "importers",
-        AlertAscii = "alert_ascii",
-        AlertColor = "alert_color",
-        FatalDeprecations = "fatal_deprecations",
-        FutureDeprecations = "future_deprecations",
-        Logger = "logger",
-        QuietDeps = "quiet_deps",
-        SilenceDeprecations = "silence_deprecations",
-        Verbose = "verbose",
-    }
-}
-
-static REQUEST: Lazy<RClass> = Lazy::new(|ruby| sass_class(ruby, "Compiler::Request"));
-
-/// Refuses to load beside a Ruby layer whose `Request#initialize` takes
-/// other options, or the same in another order: they are read by position.
-pub(super) fn check_options(ruby: &Ruby) -> Result<(), Error> {
-    let initialize: Value = ruby
-        .get_inner(&REQUEST)
-        .funcall("instance_method", ("initialize",))?;
-    let parameters: RArray = initialize.funcall("parameters", ())?;
-    let names = parameters
-        .into_iter()
-        .map(|parameter| {
-            let name: Symbol = RArray::try_convert(parameter)?.entry(1)?;
-            Ok(name.name()?.into_owned())
-        })
-        .collect::<Result<Vec<String>, Error>>()?;
-    super::check_names(
-        ruby,
-        OPTIONS,
-        &names,
-        "Sass::Compiler::Request#initialize's parameter list",
-    )
-}
+use super::named;
+use super::request::{Opt, OPTIONS};
 
 /// The options as given, read by option.
 struct Options(RArray);
