@@ -290,20 +290,14 @@ module SassEmbeddedBuild
       end
 
       # The platform gems installed by name in the roots their tasks made and
-      # keep (in the copy of the checkout each works in), for each gem the
-      # release has: [platform, root, compiler package, how the Ruby to use
-      # comes first on PATH, its name]: the musl gems under each minor's musl
-      # Ruby.
+      # keep (in the copy of the checkout each works in): for each platform
+      # whose row says how (Platforms.table's +install+), each of its gems
+      # under each minor: [platform, root, compiler package, how the Ruby to
+      # use comes first on PATH, its name].
       def other_roots
-        musl = Rubies::Musl
-        [*Rubies.minor_names.map do |minor|
-           ['aarch64-linux-gnu', Rubies::ARM64, Rubies::Arm64::COMPILER,
-            Rubies::Arm64.use_ruby(minor), "Ruby #{minor} on arm64 Linux (sid root, emulated)"]
-         end,
-         *musl::TARGETS.product(Rubies.minor_names).map do |target, minor|
-           [target.platform, target.ruby, target.compiler, "root_path=$PATH; #{musl.use_ruby(minor)}",
-            "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]
-         end]
+        Platforms.table.select(&:install).flat_map do |row|
+          row.gems.product(Rubies.minor_names).map { |gem, minor| [gem, *row.install.call(minor)] }
+        end
       end
 
       def in_other_roots(checkout, compiler_cache)

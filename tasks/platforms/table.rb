@@ -9,12 +9,17 @@ module SassEmbeddedBuild
     # needs the compiler fetched first; the Debian roots it runs in (cold
     # until made and cached: a root made with other arguments is made anew);
     # its time limit in seconds (a release gives it that for each Ruby
-    # minor); the platform gems it leaves in pkg/.
+    # minor); the platform gems it leaves in pkg/; and, where `rake
+    # release:install` installs its gems by name in the root the task
+    # keeps, how (+install+, called with a minor: that root, the compiler
+    # package, the sh that puts the minor's Ruby first on PATH, and a
+    # label; the Windows gem is installed under Wine: Release::Install::Wine).
     #
     # `rake test:platforms` runs every row in turn, rakelib/platforms.rake
     # defines each row's task, `rake release:build` makes every gem a row
     # names: a platform is its folder under tasks/platforms/ and a row here.
-    Platform = Struct.new(:name, :task, :desc, :run, :compiler, :roots, :limit, :gems, keyword_init: true) do
+    Platform = Struct.new(:name, :task, :desc, :run, :compiler, :roots, :limit, :gems, :install,
+                          keyword_init: true) do
       def cached? = roots.all? { |root| Rubies::Roots.current?(root) }
     end
 
@@ -41,11 +46,16 @@ module SassEmbeddedBuild
                            'needs root)'),
         Platform.new(name: 'arm64', task: 'test:arm64', limit: 5400, gems: %w[aarch64-linux-gnu], roots: [r::ARM64],
                      run: ->(checkout, cache) { r::Arm64.call(checkout, cache) },
+                     install: lambda { |minor|
+                       [r::ARM64, r::Arm64::COMPILER, r::Arm64.use_ruby(minor),
+                        "Ruby #{minor} on arm64 Linux (sid root, emulated)"]
+                     },
                      desc: 'Build for arm64 Linux natively in an emulated Debian root, pack and install its ' \
                            'aarch64-linux-gnu platform gem there without a toolchain (left in pkg/), and run the ' \
                            'Ruby suite under emulation (needs root)'),
         Platform.new(name: 'musl', task: 'test:musl', limit: 3600, gems: %w[x86_64-linux-musl], roots: [r::MUSL],
                      run: ->(checkout, cache) { r::Musl.call(r::Musl::X86_64, checkout, cache) },
+                     install: ->(minor) { r::Musl.install(r::Musl::X86_64, minor) },
                      desc: 'Build a Ruby for musl and, under it, the extension through extconf.rb for ' \
                            'x86_64-linux-musl in a Debian root; pack and install its x86_64-linux-musl platform gem ' \
                            'offline (left in pkg/), run the Ruby suite (needs root)'),
@@ -53,6 +63,7 @@ module SassEmbeddedBuild
         Platform.new(name: 'musl_arm64', task: 'test:musl_arm64', limit: 10_800, gems: %w[aarch64-linux-musl],
                      roots: [r::MUSL_ARM64],
                      run: ->(checkout, cache) { r::Musl.call(r::Musl::AARCH64, checkout, cache) },
+                     install: ->(minor) { r::Musl.install(r::Musl::AARCH64, minor) },
                      desc: 'The same for aarch64-linux-musl (Alpine on arm64) in an emulated arm64 Debian root: a ' \
                            'musl Ruby and the extension built there, its aarch64-linux-musl gem packed and installed ' \
                            'offline (left in pkg/), the Ruby suite run under emulation (needs root)'),

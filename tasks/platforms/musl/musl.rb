@@ -113,6 +113,13 @@ module SassEmbeddedBuild
       # The sh that makes the musl Ruby of +minor+ $RUBY and first on PATH
       # (before the root's own PATH, kept in $root_path), its gems and
       # Debian's pure-Ruby ones (Rack) on GEM_PATH.
+      # How `rake release:install` installs +target+'s gem under +minor+
+      # (Platforms.table's +install+).
+      def install(target, minor)
+        [target.ruby, target.compiler, "root_path=$PATH; #{use_ruby(minor)}",
+         "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]
+      end
+
       def use_ruby(minor)
         bin = "#{PREFIX}/ruby-#{minor}/bin"
         "export PATH=#{bin}:$root_path RUBY=#{bin}/ruby; " \
