@@ -24,7 +24,7 @@ module Sass
       def utf8(value, name)
         raise TypeError, "#{name} must be a String, got #{value.inspect[0, 80]}" unless value.respond_to?(:to_str)
 
-        utf8_text(value.to_str)
+        Arguments.utf8_text(value.to_str)
       end
 
       # A filesystem path from a String or Pathname.
