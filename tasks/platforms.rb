@@ -48,7 +48,7 @@ module SassEmbeddedBuild
         puts "\n==== test:platforms: #{platform.name} (rake #{platform.task}, #{cached ? 'cached' : 'cold'})"
         started = Rubies.clock
         status, output = Rubies.stream(
-          {}, ['timeout', '-k', '30', platform.limit.to_s, RbConfig.ruby, '-S', 'rake', platform.task]
+          {}, ['timeout', '-k', '30', platform.task_limit.to_s, RbConfig.ruby, '-S', 'rake', platform.task]
         )
         [platform, status, output, Rubies.clock - started, cached]
       end
@@ -61,7 +61,7 @@ module SassEmbeddedBuild
         verdict = if status.success?
                     'passed'
                   elsif status.exitstatus == 124
-                    "FAILED (timed out after #{platform.limit} s)"
+                    "FAILED (timed out after #{platform.task_limit} s)"
                   else
                     'FAILED'
                   end

@@ -34,15 +34,15 @@ module SassEmbeddedBuild
     LINUX_MINORS = Rubies.minor_names.freeze
 
     # One gem of a release: its platform and how it is made (:source, :linux,
-    # or the rake task that leaves it in pkg/), with the task's time limit
-    # for one Ruby minor.
+    # or the rake task that leaves it in pkg/), with that task's time limit
+    # (for every Ruby minor: Platforms::Platform#task_limit).
     Entry = Struct.new(:platform, :made_by, :limit, keyword_init: true)
 
     # The source gem, this machine's own, and each gem a platform's row names
     # (tasks/platforms/table.rb), made by that platform's task.
     def self.gems
       platforms = Platforms.table.flat_map do |platform|
-        platform.gems.map { |gem| Entry.new(platform: gem, made_by: platform.task, limit: platform.limit) }
+        platform.gems.map { |gem| Entry.new(platform: gem, made_by: platform.task, limit: platform.task_limit) }
       end
       [Entry.new(platform: 'ruby', made_by: :source), Entry.new(platform: 'x86_64-linux-gnu', made_by: :linux),
        *platforms]
@@ -193,7 +193,7 @@ module SassEmbeddedBuild
         kept = gems.map { |gem| File.join(checkout, 'pkg', Release.file_name(gem.platform)) }
         FileUtils.rm_f(kept)
         # Each platform task builds and tests every minor in turn.
-        limit = gems.map(&:limit).max * Rubies.minor_names.size
+        limit = gems.map(&:limit).max
         status, = Rubies.stream({}, ['timeout', '-k', '30', limit.to_s, RbConfig.ruby, '-S', 'rake', task])
         unless status.success?
           raise "rake #{task} #{status.exitstatus == 124 ? "timed out after #{limit} s" : 'failed'}"

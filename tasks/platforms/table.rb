@@ -21,6 +21,10 @@ module SassEmbeddedBuild
     Platform = Struct.new(:name, :task, :desc, :run, :compiler, :roots, :limit, :gems, :install,
                           keyword_init: true) do
       def cached? = roots.all? { |root| Rubies::Roots.current?(root) }
+
+      # The whole task's limit: a platform that builds gems builds and tests
+      # them under each Ruby minor.
+      def task_limit = gems.empty? ? limit : limit * Rubies.minor_names.size
     end
 
     module_function
