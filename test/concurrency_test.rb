@@ -105,6 +105,35 @@ class ConcurrencyTest < Minitest::Test
     end
   end
 
+  # Ruby 3.1 and 3.2's Timeout raises a Timeout::Error into the thread from a
+  # timer. One that its block no longer catches (a timer left running when
+  # an interrupt struck the block's own set-up; the stress test's chaos
+  # makes them) is an interrupt of the thread wherever it lands, in a
+  # callback too: it propagates, as from the established gem's wait, and is
+  # not the callback's failure (a CompileError).
+  def test_a_stray_timeout_timer_in_a_callback_propagates_and_compiles_go_on
+    skip 'timeout 0.4 (Ruby 3.3+) raises an Exception, no StandardError' unless Timeout::Error.respond_to?(:catch)
+    compiler = new_compiler
+    entered = Queue.new
+    functions = { 'slow()' => lambda { |_args|
+      entered << true
+      sleep 30
+      Sass::Value::Null::NULL
+    } }
+    stray = Queue.new
+    thread = Thread.new do
+      # What the timer raises, for this thread, once its catch is gone.
+      stray << Timeout::Error.catch('execution expired') { |timer| timer }
+      compiler.compile_string('a { b: slow() }', functions:)
+    end
+    timer = stray.pop
+    entered.pop
+    thread.raise(timer)
+    error = assert_raises(Timeout::Error) { thread.join(budget(10)) }
+    assert_equal 'execution expired', error.message
+    3.times { |i| assert_equal expected_css(3, i), compiler.compile_string(source(3, i)).css }
+  end
+
   def test_timeout_while_waiting_for_the_compiler
     compiler = new_compiler
     compiler.compile_string('a { b: c }')

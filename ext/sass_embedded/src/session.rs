@@ -249,8 +249,8 @@ fn run(
 }
 
 /// The answer for the compiler: the callback's, or an error response to
-/// `request` if the callback raised a `StandardError`. Any other exception
-/// propagates.
+/// `request` if the callback failed (`callback_failure`). Any other
+/// exception propagates.
 fn answer(
     ruby: &Ruby,
     result: Result<inbound_message::Message, Error>,
@@ -258,11 +258,40 @@ fn answer(
 ) -> Result<inbound_message::Message, Error> {
     match result {
         Ok(message) => Ok(message),
-        Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
+        Err(error) if callback_failure(ruby, &error) => {
             Ok(request.error_response(describe(&error)))
         }
         Err(error) => Err(error),
     }
+}
+
+/// Whether `error`, raised while a callback ran, is the callback's failure,
+/// which the compiler is told of (the compile goes on), rather than an
+/// interrupt of the thread, which propagates as it would from the wait of the
+/// established gem, whose callbacks run on another thread: a `StandardError`,
+/// except a stray timer's `Timeout::Error`.
+fn callback_failure(ruby: &Ruby, error: &Error) -> bool {
+    error.is_kind_of(ruby.exception_standard_error())
+        && !matches!(error.error_type(), ErrorType::Exception(exception) if stray_timer(exception))
+}
+
+/// Whether `exception` is what the timer of `Timeout.timeout` raises into its
+/// thread under timeout 0.2 and 0.3 (Ruby 3.1 and 3.2): a `Timeout::Error`
+/// marked with the thread and the catch tag it is thrown to. It reaches a
+/// callback as an exception only when the block that armed it no longer
+/// catches it: a timer left running when an interrupt struck the block's own
+/// set-up. (Timeout 0.4 raises an `Exception`, not a `StandardError`.) Reads
+/// instance variables only: no Ruby code runs, so no other interrupt can
+/// arrive and be lost here.
+fn stray_timer(exception: &magnus::Exception) -> bool {
+    let Some(object) = magnus::RObject::from_value(exception.as_value()) else {
+        return false;
+    };
+    ["@thread", "@catch_value"].into_iter().all(|name| {
+        object
+            .ivar_get::<_, Value>(name)
+            .is_ok_and(|value| !value.is_nil())
+    })
 }
 
 /// The message of a Ruby exception, for the compiler's error text.
@@ -345,7 +374,7 @@ fn call_function(
         (identifier, arguments),
     ) {
         Ok(returned) => returned,
-        Err(error) if error.is_kind_of(ruby.exception_standard_error()) => {
+        Err(error) if callback_failure(ruby, &error) => {
             return Err(Failure::Answer(describe(&error)))
         }
         Err(error) => return Err(Failure::Propagate(error)),
@@ -355,7 +384,7 @@ fn call_function(
     // raised a `StandardError` while it was read (values check little when
     // made, as the established gem's, and fail where they are used).
     value::from_ruby(ruby, returned, context).map_err(|error| match error.error_type() {
-        ErrorType::Exception(_) if error.is_kind_of(ruby.exception_standard_error()) => {
+        ErrorType::Exception(_) if callback_failure(ruby, &error) => {
             Failure::Answer(describe(&error))
         }
         _ => conversion_failure(error),
