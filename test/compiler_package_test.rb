@@ -99,7 +99,32 @@ class CompilerPackageTest < Minitest::Test
       assert_match(%r{\Asha512-[A-Za-z0-9+/]{86}==\z}, integrity)
       assert_equal 64, integrity.delete_prefix('sha512-').unpack1('m0').bytesize
     end
-    assert_equal PACKAGE::PLATFORMS.sort, PACKAGE::GEM_PLATFORMS.keys.sort
+    assert_empty PACKAGE::GEM_PLATFORMS.keys - PACKAGE::PLATFORMS, 'a platform gem carries an unpinned package'
+  end
+
+  # The source gem fetches the package of the machine it builds on: every
+  # CPU Dart Sass publishes one for (hard-float 32-bit ARM and RISC-V too),
+  # and a clear error elsewhere.
+  def test_each_machine_gets_its_own_package_or_a_clear_error
+    {
+      %w[linux x86_64] => 'linux-x64', %w[linux aarch64] => 'linux-arm64',
+      %w[linux-gnueabihf arm] => 'linux-arm', %w[linux-gnueabihf armv7l] => 'linux-arm',
+      %w[linux-gnueabihf armv8l] => 'linux-arm', %w[linux riscv64] => 'linux-riscv64',
+      %w[darwin23 arm64] => 'darwin-arm64', %w[mingw32 x64] => 'win32-x64', %w[mingw32 aarch64] => 'win32-arm64'
+    }.each do |(os, cpu), platform|
+      assert_equal "sass-embedded-#{platform}", PACKAGE.name(host_os: os, host_cpu: cpu, musl: false), "#{cpu} #{os}"
+    end
+    assert_equal 'sass-embedded-linux-musl-arm',
+                 PACKAGE.name(host_os: 'linux-musleabihf', host_cpu: 'armv7l', musl: true)
+    assert_equal 'sass-embedded-linux-musl-riscv64',
+                 PACKAGE.name(host_os: 'linux-musl', host_cpu: 'riscv64', musl: true)
+    # Soft-float ARM (Debian's armel) cannot run Dart's ARMv7 runtime; no
+    # package exists for 32-bit x86, RISC-V macOS or Windows.
+    [%w[linux-gnueabi arm], %w[linux-musleabi armv6l], %w[linux i686], %w[darwin23 riscv64],
+     %w[mingw32 riscv64], %w[freebsd14 x86_64]].each do |os, cpu|
+      error = assert_raises(RuntimeError) { PACKAGE.name(host_os: os, host_cpu: cpu, musl: false) }
+      assert_equal "sass-embedded has no Dart Sass package for #{cpu} #{os}; set SASS_EMBEDDED_COMPILER", error.message
+    end
   end
 
   def test_the_real_package_has_the_pinned_integrity

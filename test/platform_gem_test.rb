@@ -23,6 +23,16 @@ class PlatformGemTest < Minitest::Test
     assert_equal 'arm64-darwin', platform('arm64-darwin-23')
     assert_equal 'x86_64-darwin', platform('x86_64-darwin-19')
     assert_equal 'x64-mingw-ucrt', platform('x64-mingw-ucrt')
+    # 32-bit ARM: hard float, named as the established gem names it, whether
+    # RubyGems keeps the ABI (3.3.22 on) or drops it, and for armv7l too.
+    assert_equal 'arm-linux-gnueabihf', platform_of(Gem::Platform.new(%w[arm linux gnueabihf]))
+    assert_equal 'arm-linux-gnueabihf', platform('arm-linux')
+    assert_equal 'arm-linux-gnueabihf', platform('armv7l-linux-gnueabihf')
+    assert_equal 'arm-linux-musleabihf', platform('arm-linux-musleabihf')
+    assert_equal 'arm-linux-musleabihf', platform('armv7l-linux-musleabihf')
+    assert_equal 'riscv64-linux-gnu', platform('riscv64-linux')
+    assert_equal 'riscv64-linux-musl', platform('riscv64-linux-musl')
+    assert_equal 'aarch64-linux-gnu', platform_of(Gem::Platform.new(%w[aarch64 linux gnu]))
     assert_includes SassEmbeddedBuild::CompilerPackage::GEM_PLATFORMS.values,
                     SassEmbeddedBuild::CompilerPackage.gem_platform.to_s
   end

@@ -79,10 +79,15 @@ module SassEmbeddedBuild
     ARCHIVE_ENV = 'SASS_EMBEDDED_COMPILER_ARCHIVE'
 
     # The platforms (+<os>-<cpu>+) the gem knows a package for; the integrity
-    # file records each of them.
-    PLATFORMS = %w[linux-x64 linux-arm64 linux-musl-x64 linux-musl-arm64 darwin-x64 darwin-arm64 win32-x64].freeze
+    # file records each of them. The source gem installs the package of the
+    # machine it builds on, so it runs wherever Dart Sass publishes one: 32-bit
+    # ARM (hard-float, ARMv7) and RISC-V Linux, and Windows on ARM, too,
+    # before platform gems carry them.
+    PLATFORMS = %w[linux-x64 linux-arm64 linux-arm linux-riscv64 linux-musl-x64 linux-musl-arm64 linux-musl-arm
+                   linux-musl-riscv64 darwin-x64 darwin-arm64 win32-x64 win32-arm64].freeze
 
-    # The RubyGems platform of the platform gem that carries each package.
+    # The RubyGems platform of each platform gem this project builds, by the
+    # package it carries (docs/platform-gems.md).
     GEM_PLATFORMS = {
       'linux-x64' => 'x86_64-linux-gnu', 'linux-arm64' => 'aarch64-linux-gnu',
       'linux-musl-x64' => 'x86_64-linux-musl', 'linux-musl-arm64' => 'aarch64-linux-musl',
@@ -92,20 +97,24 @@ module SassEmbeddedBuild
 
     module_function
 
+    # npm's names of the OSes and CPUs, by RbConfig's. 32-bit ARM is hard
+    # float only (armv7l, armv8l, Debian's "arm"): Dart's ARM runtime needs
+    # ARMv7 and VFP, which soft-float systems (a host_os ending in "eabi":
+    # Debian's armel) do not promise.
+    OSES = { /linux/ => 'linux', /darwin/ => 'darwin', /mswin|mingw/ => 'win32' }.freeze
+    CPUS = { /\A(x86_64|x64|amd64)\z/ => 'x64', /\A(aarch64|arm64)\z/ => 'arm64', /\Aarm/ => 'arm',
+             /\Ariscv64\z/ => 'riscv64' }.freeze
+
     # @return [String] the npm package for this platform
     def name(host_os: RbConfig::CONFIG['host_os'], host_cpu: RbConfig::CONFIG['host_cpu'], musl: musl?)
-      os = case host_os
-           when /linux/ then musl ? 'linux-musl' : 'linux'
-           when /darwin/ then 'darwin'
-           when /mswin|mingw/ then 'win32'
-           else raise "sass-embedded has no Dart Sass package for #{host_os}; set SASS_EMBEDDED_COMPILER"
-           end
-      cpu = case host_cpu
-            when /\A(x86_64|x64|amd64)\z/ then 'x64'
-            when /\A(aarch64|arm64)\z/ then 'arm64'
-            else raise "sass-embedded has no Dart Sass package for #{host_cpu}; set SASS_EMBEDDED_COMPILER"
-            end
-      "sass-embedded-#{os}-#{cpu}"
+      os = OSES.find { |pattern, _| host_os.match?(pattern) }&.last
+      os = 'linux-musl' if os == 'linux' && musl
+      cpu = CPUS.find { |pattern, _| host_cpu.match?(pattern) }&.last
+      cpu = nil if cpu == 'arm' && host_os.end_with?('eabi')
+      platform = "#{os}-#{cpu}"
+      return "sass-embedded-#{platform}" if os && cpu && PLATFORMS.include?(platform)
+
+      raise "sass-embedded has no Dart Sass package for #{host_cpu} #{host_os}; set SASS_EMBEDDED_COMPILER"
     end
 
     # The package a platform gem of +platform+ (a Gem::Platform) carries.
@@ -124,12 +133,17 @@ module SassEmbeddedBuild
     # parts, so that a RubyGems older than 3.3.22 (which reads
     # +x86_64-linux-gnu+ as +x86_64-linux+) keeps the name. This machine's
     # C library is told by the Ruby itself when RubyGems cannot (before
-    # 3.3.22 it calls a musl machine +x86_64-linux+).
+    # 3.3.22 it calls a musl machine +x86_64-linux+). 32-bit ARM is +arm+
+    # with the hard-float ABI, +arm-linux-gnueabihf+ and
+    # +arm-linux-musleabihf+ (+armv7l+ machines included: RubyGems matches an
+    # +arm+ gem to every +armv*+ CPU).
     # @return [Gem::Platform]
     def gem_platform(local = Gem::Platform.local, musl: musl_platform?(local))
+      arm32 = local.cpu.to_s.match?(/\Aarm(v\d+\w*)?\z/)
       runtime = musl ? 'musl' : 'gnu' if local.os == 'linux'
+      runtime = "#{runtime}eabihf" if runtime && arm32
       runtime = local.version if local.os == 'mingw'
-      Gem::Platform.new([local.cpu, local.os, runtime])
+      Gem::Platform.new([arm32 ? 'arm' : local.cpu, local.os, runtime])
     end
 
     # Whether +local+ is a musl platform, or, for this machine's, this Ruby
