@@ -233,14 +233,21 @@ module SassEmbeddedBuild
       RbConfig::CONFIG['host_os'].start_with?('linux') && !CompilerPackage.musl?
     end
 
+    # Rust's and zig's names of a glibc Linux target, by Ruby's CPU: 32-bit
+    # ARM is ARMv7 with hard float (what Debian's armhf rustc builds for),
+    # RISC-V the general-purpose 64-bit ISA.
+    TRIPLES = { 'arm' => %w[armv7-unknown-linux-gnueabihf arm-linux-gnueabihf],
+                'riscv64' => %w[riscv64gc-unknown-linux-gnu riscv64-linux-gnu] }.freeze
+
     # cargo's environment for a build linked by zig against +glibc+'s symbol
     # versions (zig unpacked under tmp/zig first, fetched with pip once: a
     # build in a root finds it there, through the checkout).
     def link_environment(root, glibc, cpu: RbConfig::CONFIG['host_cpu'])
-      triple = "#{cpu}-unknown-linux-gnu"
-      { "CARGO_TARGET_#{triple.upcase.tr('-', '_')}_LINKER" => File.join(root, 'tasks', 'platforms', 'glibc', 'zig-cc'),
+      cpu = 'arm' if cpu.match?(/\Aarmv\d/)
+      rust, zig = TRIPLES.fetch(cpu) { ["#{cpu}-unknown-linux-gnu", "#{cpu}-linux-gnu"] }
+      { "CARGO_TARGET_#{rust.upcase.tr('-', '_')}_LINKER" => File.join(root, 'tasks', 'platforms', 'glibc', 'zig-cc'),
         'SASS_EMBEDDED_ZIG' => Zig.executable(File.join(root, 'tmp', 'zig')),
-        'SASS_EMBEDDED_ZIG_TARGET' => "#{cpu}-linux-gnu.#{glibc}" }
+        'SASS_EMBEDDED_ZIG_TARGET' => "#{zig}.#{glibc}" }
     end
 
     # The oldest glibc that can load every file of +paths+: the newest symbol

@@ -319,7 +319,7 @@ module SassEmbeddedBuild
           puts "no current #{ruby.root_name} root: the gem's platform task makes it"
           return false
         end
-        Rubies::Emulation.prepare if ruby.foreign?
+        Rubies::Emulation.prepare(ruby) if ruby.foreign?
         archive = CompilerPackage.cached_copy(compiler, Sass::Embedded::VERSION, compiler_cache)
         copy = Rubies::CheckoutCopy.mirror(ruby, checkout, archive, compiler_cache)
         FileUtils.mkdir_p(File.join(copy, 'pkg'))

@@ -140,7 +140,7 @@ require_relative 'roots/bench'
 require_relative 'roots/emulation'
 require_relative 'roots/copy'
 # Each platform, a folder of its own.
-require_relative 'platforms/arm64/arm64'
+require_relative 'platforms/ports/ports'
 require_relative 'platforms/musl/musl'
 require_relative 'platforms/old_glibc/old_glibc'
 require_relative 'platforms/targets/targets'

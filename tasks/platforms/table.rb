@@ -48,15 +48,16 @@ module SassEmbeddedBuild
                      desc: 'Type-check and lint (clippy -D warnings) the Ruby-free core for macOS (both CPUs), ' \
                            "FreeBSD, musl Linux and Windows (Debian sid's Rust with -Zbuild-std, in a Debian root; " \
                            'needs root)'),
-        Platform.new(name: 'arm64', task: 'test:arm64', limit: 5400, gems: %w[aarch64-linux-gnu], roots: [r::ARM64],
-                     run: ->(checkout, cache) { r::Arm64.call(checkout, cache) },
-                     install: lambda { |minor|
-                       [r::ARM64, r::Arm64::COMPILER, r::Arm64.use_ruby(minor),
-                        "Ruby #{minor} on arm64 Linux (sid root, emulated)"]
-                     },
-                     desc: 'Build for arm64 Linux natively in an emulated Debian root, pack and install its ' \
-                           'aarch64-linux-gnu platform gem there without a toolchain (left in pkg/), and run the ' \
-                           'Ruby suite under emulation (needs root)'),
+        *r::Ports::ALL.map do |port|
+          Platform.new(name: port.name, task: port.task, limit: 5400, gems: [port.platform], roots: [port.root],
+                       run: ->(checkout, cache) { port.call(checkout, cache) },
+                       install: lambda { |minor|
+                         [port.root, port.compiler, port.use_ruby(minor), "Ruby #{minor} on #{port.root.label}"]
+                       },
+                       desc: "Build for #{port.label} natively in an emulated Debian root, pack and install its " \
+                             "#{port.platform} platform gem there without a toolchain (left in pkg/), and run the " \
+                             'Ruby suite under emulation (needs root)')
+        end,
         Platform.new(name: 'musl', task: 'test:musl', limit: 3600, gems: %w[x86_64-linux-musl], roots: [r::MUSL],
                      run: ->(checkout, cache) { r::Musl.call(r::Musl::X86_64, checkout, cache) },
                      install: ->(minor) { r::Musl.install(r::Musl::X86_64, minor) },

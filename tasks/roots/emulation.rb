@@ -6,33 +6,38 @@ require 'tmpdir'
 
 module SassEmbeddedBuild
   module Rubies
-    # User-mode emulation of arm64 for `rake test:arm64`: Debian 13's
-    # qemu-user (10.0, static binaries; bookworm's qemu-user-static 7.2 cannot
-    # run the Dart VM, NATIVE-NOTES), fetched with apt from trixie into the
-    # cache (apt verifies it against Debian's archive keyring), and registered
-    # with binfmt_misc under the F flag: the kernel opens the interpreter at
+    # User-mode emulation of another CPU's Debian root (arm64 for `rake
+    # test:arm64` and test:musl_arm64, armhf, riscv64): Debian 13's qemu-user
+    # (10.0, static binaries; bookworm's qemu-user-static 7.2 cannot run the
+    # Dart VM, NATIVE-NOTES), fetched with apt from trixie into the cache (apt
+    # verifies it against Debian's archive keyring), and registered with
+    # binfmt_misc under the F flag: the kernel opens the interpreter at
     # registration, so it runs binaries inside chroots that do not hold it.
+    # Which ELF headers each interpreter takes is qemu's own binfmt file for
+    # it (usr/share/qemu/binfmt.d in the package).
     module Emulation
       SUITE = 'trixie'
-      ENTRY = 'qemu-aarch64'
       BINFMT = '/proc/sys/fs/binfmt_misc'
-      # An aarch64 ELF executable's header, and which of its bits matter (as
-      # qemu's own binfmt registration script has them).
-      MAGIC = '\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
-      MASK = '\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+      # qemu's name of each Debian architecture it runs here.
+      CPUS = { 'arm64' => 'aarch64', 'armhf' => 'arm', 'riscv64' => 'riscv64' }.freeze
 
       module_function
 
       def directory = File.join(File.expand_path(Roots.cache_dir), "qemu-user-#{SUITE}")
-      def interpreter = File.join(directory, 'usr', 'bin', 'qemu-aarch64')
+      def cpu(architecture) = CPUS.fetch(architecture) { raise "no user-mode emulation for #{architecture}" }
+      def entry(architecture) = "qemu-#{cpu(architecture)}"
+      def interpreter(architecture) = File.join(directory, 'usr', 'bin', entry(architecture))
 
-      # Makes arm64 binaries runnable here: fetches qemu if the cache lacks it,
-      # then registers it unless it is registered already.
-      def prepare
-        fetch unless File.executable?(interpreter)
-        register
-        version = IO.popen([interpreter, '--version'], &:gets).to_s.strip
-        puts "arm64 emulation: #{interpreter} (#{version}), binfmt_misc #{ENTRY} with the F flag"
+      # Makes the binaries of +root+'s architecture (a Ruby of Roots) runnable
+      # here: fetches qemu if the cache lacks it, then registers it unless it
+      # is registered already.
+      def prepare(root)
+        architecture = root.architecture
+        fetch unless File.executable?(interpreter(architecture))
+        register(architecture)
+        version = IO.popen([interpreter(architecture), '--version'], &:gets).to_s.strip
+        puts "#{architecture} emulation: #{interpreter(architecture)} (#{version}), binfmt_misc " \
+             "#{entry(architecture)} with the F flag"
       end
 
       # apt-get with lists, cache and sources of its own, so the machine's apt
@@ -58,22 +63,36 @@ module SassEmbeddedBuild
         end
       end
 
-      # Registers the interpreter, replacing an aarch64 entry that names another
-      # (an older qemu would fail inside the Dart VM).
-      def register
+      # The magic and mask of the ELF headers qemu's package registers its
+      # interpreter for, from its binfmt file
+      # (":qemu-arm:M::<magic>:<mask>:<interpreter>:<flags>").
+      def headers(architecture)
+        file = File.join(directory, 'usr', 'share', 'qemu', 'binfmt.d', "#{entry(architecture)}.conf")
+        fields = File.read(file).strip.split(':')
+        raise "#{file}: not a magic binfmt entry" unless fields[1] == entry(architecture) && fields[2] == 'M'
+
+        fields.values_at(4, 5)
+      end
+
+      # Registers the interpreter, replacing an entry of the same name that
+      # names another (an older qemu would fail inside the Dart VM).
+      def register(architecture)
         unless File.exist?(File.join(BINFMT, 'register'))
           system('mount', '-t', 'binfmt_misc', 'binfmt_misc', BINFMT, exception: true)
         end
-        entry = File.join(BINFMT, ENTRY)
-        if File.exist?(entry)
-          current = File.read(entry)
-          return if current.include?("interpreter #{interpreter}\n") && current.match?(/^flags: .*F/) &&
+        path = File.join(BINFMT, entry(architecture))
+        if File.exist?(path)
+          current = File.read(path)
+          return if current.include?("interpreter #{interpreter(architecture)}\n") && current.match?(/^flags: .*F/) &&
                     current.start_with?('enabled')
 
-          puts "binfmt_misc: replacing #{ENTRY} (#{current[/^interpreter (.*)$/, 1]}) with #{interpreter}"
-          File.write(entry, '-1')
+          puts "binfmt_misc: replacing #{entry(architecture)} (#{current[/^interpreter (.*)$/, 1]}) with " \
+               "#{interpreter(architecture)}"
+          File.write(path, '-1')
         end
-        File.write(File.join(BINFMT, 'register'), ":#{ENTRY}:M::#{MAGIC}:#{MASK}:#{interpreter}:F")
+        magic, mask = headers(architecture)
+        File.write(File.join(BINFMT, 'register'),
+                   ":#{entry(architecture)}:M::#{magic}:#{mask}:#{interpreter(architecture)}:F")
       end
     end
   end

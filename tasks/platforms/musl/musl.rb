@@ -48,7 +48,7 @@ module SassEmbeddedBuild
                           machine: 62, cpu: 'x86-64', loader: 'ld-musl-x86_64', emulated: false)
       AARCH64 = Target.new(task: 'test:musl_arm64', ruby: MUSL_ARM64, platform: 'aarch64-linux-musl',
                            compiler: 'sass-embedded-linux-musl-arm64', rust: 'aarch64-unknown-linux-musl',
-                           machine: Arm64::AARCH64, cpu: 'aarch64', loader: 'ld-musl-aarch64', emulated: true)
+                           machine: Ports::AARCH64, cpu: 'aarch64', loader: 'ld-musl-aarch64', emulated: true)
       TARGETS = [X86_64, AARCH64].freeze
 
       # Where the root keeps the musl Ruby and the unwinder (toolchain.sh).
@@ -65,7 +65,7 @@ module SassEmbeddedBuild
       def call(target, checkout, compiler_cache)
         ruby = target.ruby
         Rubies.prepare([ruby])
-        Emulation.prepare if target.emulated
+        Emulation.prepare(target.ruby) if target.emulated
         archive = CompilerPackage.cached_copy(target.compiler, Sass::Embedded::VERSION,
                                               compiler_cache)
         copy = CheckoutCopy.mirror(ruby, checkout, archive, compiler_cache)
@@ -91,7 +91,7 @@ module SassEmbeddedBuild
       def emulated_environment(target, checkout, copy)
         zig = Zig.executable(File.join(copy, 'tmp', 'zig'),
                              wheels: File.join(checkout, 'tmp', 'zig'))
-        { 'SASS_TEST_TIME_SCALE' => Arm64::TIME_SCALE, 'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'),
+        { 'SASS_TEST_TIME_SCALE' => Ports::TIME_SCALE, 'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'),
           'SASS_MUSL_CC' => File.join(copy, 'tasks', 'platforms', 'musl', 'zig-cc'), 'SASS_MUSL_ZIG' => zig,
           'SASS_MUSL_ZIG_TARGET' => "#{target.arch}-linux-musl" }
       end

@@ -1,0 +1,111 @@
+# frozen_string_literal: true
+
+module SassEmbeddedBuild
+  module Rubies
+    # rake test:arm64: a glibc Linux gem for a CPU Debian ports,
+    # its extension built natively in a Debian sid root of that architecture
+    # entered through user-mode emulation (Emulation), with Debian's Ruby of
+    # each minor the gems carry (MINORS: sid's, and experimental's where sid
+    # has none), cargo and rustc, under each Ruby; its platform gem packed
+    # there with all of them and installed without a toolchain or network
+    # under each; then the Ruby suite under each, emulated. The extension is
+    # linked against glibc 2.17 by zig (`rake native:compile`), whose x86-64
+    # binary the copy keeps in its tmp/zig (unpacked from the checkout's
+    # wheel): the kernel runs it natively inside the emulated root.
+    #
+    # The root works in a copy of the checkout kept beside it (rsync'd before
+    # each run, the machine's builds and compiler left out), so that its
+    # builds, its compiler and cargo's target directory stay apart from the
+    # machine's, and cached for the next run. The gem is copied back into the
+    # checkout's pkg/.
+    #
+    # A port is one Port: its task's name, Debian's architecture, the gem's
+    # platform, the compiler package it carries, and the ELF machine (and
+    # its name) of its binaries.
+    Port = Struct.new(:name, :architecture, :platform, :compiler, :machine, :cpu, :label, keyword_init: true) do
+      def task = "test:#{name}"
+
+      # The root: sid, with every minor's Ruby.
+      def root
+        @root ||= Ruby.new(minor: MINORS.first.minor, suite: 'sid',
+                           extra_suites: MINORS.flat_map(&:extra_suites).uniq, architecture:,
+                           packages: MINORS.flat_map { |minor| %W[ruby#{minor.minor} ruby#{minor.minor}-dev] } +
+                                     %w[ruby-async cargo rustc] + RACK3,
+                           label: "#{label} (sid root, emulated)")
+      end
+
+      # +compiler_cache+: the directory of verified compiler packages.
+      def call(checkout, compiler_cache)
+        Rubies.prepare([root])
+        Emulation.prepare(root)
+        archive = CompilerPackage.cached_copy(compiler, Sass::Embedded::VERSION, compiler_cache)
+        copy = CheckoutCopy.mirror(root, checkout, archive, compiler_cache)
+        Zig.executable(File.join(copy, 'tmp', 'zig'), wheels: File.join(checkout, 'tmp', 'zig'))
+        puts "\n== #{task}: Ruby #{Rubies.minor_names.join(', ')} (#{root.name}), in #{copy}"
+        # The extension's build and the suite under emulation, for each minor.
+        limit = ENV.fetch("SASS_#{name.upcase}_TIMEOUT") { (4800 * Rubies.minor_names.size).to_s }
+        run = Rubies.run(root, script, environment(archive.sub(checkout, copy), copy), limit:, checkout: copy)
+        built = run.output[%r{^built (/\S+\.gem) }, 1]
+        check_gem(CheckoutCopy.keep(built, checkout)) if run.success? || built
+        Suite.summarize([[root, run]], task)
+      end
+
+      # The run's environment in the root: the compiler package +archive+,
+      # the minors, where the gem goes, the suite's time budgets.
+      def environment(archive, copy)
+        { 'SASS_EMBEDDED_COMPILER_ARCHIVE' => archive, 'SASS_EMBEDDED_RUBY_MINORS' => Rubies.minor_names.join(','),
+          'SASS_EMBEDDED_GEM_DIR' => File.join(copy, 'pkg'), 'SASS_TEST_TIME_SCALE' => Ports::TIME_SCALE,
+          'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300') }
+      end
+
+      # The sh that makes Debian's Ruby of +minor+ $RUBY.
+      def use_ruby(minor) = "RUBY=/usr/bin/ruby#{minor}; \"$RUBY\" -v"
+
+      # In the root: the machine, the platform gem, its install, the suite.
+      def script
+        rubies = Rubies.minor_names.map { |minor| [minor, use_ruby(minor)] }
+        <<~SH.tr("\n", ';')
+          set -e
+          echo "uname -m in the root: $(uname -m)"
+          cargo --version
+          #{CheckoutCopy.gem_and_suite(platform, rubies).chomp}
+        SH
+      end
+
+      # The gem left in pkg/ must carry the CPU's binaries: the extension and
+      # the compiler's Dart runtime.
+      def check_gem(gem)
+        CheckoutCopy.unpacked(gem, task) do |tmp|
+          extensions = CheckoutCopy.extensions(tmp, task, gem)
+          binaries = extensions + [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
+          binaries.each do |binary|
+            elf = File.file?(binary) && File.binread(binary, 20).unpack('a4@18v')
+            unless elf == ["\x7FELF".b, machine]
+              raise "#{task}: #{binary.delete_prefix("#{tmp}/")} in #{gem} is not an #{cpu} ELF binary"
+            end
+
+            glibc = Glibc.floor([binary])
+            puts "#{gem}: #{binary.delete_prefix("#{tmp}/")} is an #{cpu} ELF binary needing glibc >= #{glibc}"
+          end
+        end
+      end
+    end
+
+    # The ports this machine builds gems for.
+    module Ports
+      # How much longer than natively the suite's time budgets are under
+      # emulation (SASS_TEST_TIME_SCALE, test_helper.rb); qemu runs the Dart VM
+      # and Ruby about ten times slower.
+      TIME_SCALE = '10'
+      # ELF e_machine of each CPU.
+      AARCH64 = 183
+
+      ARM64 = Port.new(name: 'arm64', architecture: 'arm64', platform: 'aarch64-linux-gnu',
+                       compiler: 'sass-embedded-linux-arm64', machine: AARCH64, cpu: 'aarch64', label: 'arm64 Linux')
+      ALL = [ARM64].freeze
+    end
+
+    # test:arm64's root (test:rubies' rootless list and the release name it).
+    ARM64 = Ports::ARM64.root
+  end
+end
