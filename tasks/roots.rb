@@ -33,7 +33,7 @@ module SassEmbeddedBuild
     # A root with +private_build+ keeps its build (lib/sass/<minor>, its cargo
     # target and tmp dirs) to itself: for a second root of one minor. A root
     # of another +architecture+ (Debian's name) works in a copy of the
-    # checkout (tasks/platforms/arm64/arm64.rb). A root whose +packages+ hold rustc
+    # checkout (tasks/platforms/ports/ports.rb). A root whose +packages+ hold rustc
     # builds with it instead of the machine's toolchain (which cannot run in a
     # root of another architecture). A +purpose+ names a root apart from
     # another of the same suite and Ruby. +deb_src+ names the suites whose

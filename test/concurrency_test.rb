@@ -15,6 +15,15 @@ class ConcurrencyTest < Minitest::Test
     ".t#{thread}-#{index} { v: #{thread} * 1000 + #{index} }"
   end
 
+  # slow(): a function that says it started (into +entered+) and sleeps 30 s.
+  def slow_function(entered = nil)
+    { 'slow()' => lambda { |_args|
+      entered&.push(true)
+      sleep 30
+      Sass::Value::Null::NULL
+    } }
+  end
+
   def test_sixteen_threads_times_two_hundred_compiles_each_get_their_own_css
     compiler = new_compiler
     threads = Array.new(16) do |t|
@@ -91,10 +100,7 @@ class ConcurrencyTest < Minitest::Test
 
   def test_timeout_around_a_compile_whose_function_sleeps_then_compiles_return_their_own_css
     compiler = new_compiler
-    functions = { 'slow()' => lambda { |_args|
-      sleep 30
-      Sass::Value::Null::NULL
-    } }
+    functions = slow_function
     start = monotonic_now
     assert_raises(Timeout::Error) do
       Timeout.timeout(0.5) { compiler.compile_string('a { b: slow() }', functions:) }
@@ -115,11 +121,7 @@ class ConcurrencyTest < Minitest::Test
     skip 'timeout 0.4 (Ruby 3.3+) raises an Exception, no StandardError' unless Timeout::Error.respond_to?(:catch)
     compiler = new_compiler
     entered = Queue.new
-    functions = { 'slow()' => lambda { |_args|
-      entered << true
-      sleep 30
-      Sass::Value::Null::NULL
-    } }
+    functions = slow_function(entered)
     stray = Queue.new
     thread = Thread.new do
       # What the timer raises, for this thread, once its catch is gone.
@@ -146,11 +148,7 @@ class ConcurrencyTest < Minitest::Test
   def test_thread_kill_of_a_compiling_thread
     compiler = new_compiler
     entered = Queue.new
-    functions = { 'slow()' => lambda { |_args|
-      entered << true
-      sleep 30
-      Sass::Value::Null::NULL
-    } }
+    functions = slow_function(entered)
     inside_callback = Thread.new { compiler.compile_string('a { b: slow() }', functions:) }
     waiting = Thread.new { compiler.compile_string(slow_source) }
     entered.pop
