@@ -37,6 +37,24 @@ class PlatformGemTest < Minitest::Test
                     SassEmbeddedBuild::CompilerPackage.gem_platform.to_s
   end
 
+  # The 32-bit ARM gem's extension is ARMv7 code: on an ARMv6 CPU (a
+  # Raspberry Pi Zero or 1, armhf too) loading it is refused with a sentence,
+  # before an illegal instruction could kill the process; every other
+  # machine, and 32-bit ARM Rubies on ARMv7 and 64-bit CPUs, load it.
+  def test_the_32_bit_arm_extension_is_refused_on_armv6_only
+    prebuilt = Sass::Embedded.const_get(:Prebuilt)
+    %w[armv6l armv5tel armv6].each do |machine|
+      assert_match(/needs an ARMv7 CPU or newer, and this is #{machine}; .*--platform ruby/,
+                   prebuilt.refusal(host_cpu: 'arm', machine:))
+    end
+    assert prebuilt.refusal(host_cpu: 'armv6l', machine: 'armv6l')
+    [%w[arm armv7l], %w[arm armv8l], %w[arm aarch64], %w[aarch64 aarch64], %w[x86_64 x86_64],
+     %w[arm64 arm64]].each do |host_cpu, machine|
+      assert_nil prebuilt.refusal(host_cpu:, machine:), "#{host_cpu} on #{machine}"
+    end
+    assert_nil prebuilt.refusal, 'this machine'
+  end
+
   def requirement(minors)
     Gem::Requirement.new(GEM.required_ruby_version(minors))
   end

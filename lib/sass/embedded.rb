@@ -25,6 +25,9 @@ prebuilt = Sass::Embedded::Prebuilt.path
 # A build that exists but cannot load (a glibc too old for it, say) must say
 # so, not fall back to a search that reports a missing file.
 if File.exist?(prebuilt)
+  refusal = Sass::Embedded::Prebuilt.refusal
+  raise LoadError, refusal if refusal
+
   require prebuilt.delete_suffix(File.extname(prebuilt))
 else
   require 'sass_embedded'

@@ -60,11 +60,18 @@ ENV.fetch('SASS_RELEASE_MINORS', '').split(',').each do |minor|
 end
 
 # A machine of each gem platform, as RubyGems names the local one there
-# (before 3.3.22 a glibc Linux machine is x86_64-linux).
+# (before 3.3.22 a glibc Linux machine is x86_64-linux; a Raspberry Pi OS
+# Ruby is arm-linux-gnueabihf, or arm-linux). Platforms the release has no
+# gem for take the source gem: each is checked either way.
 LOCAL = {
   'x86_64-linux-gnu' => %w[x86_64-linux-gnu x86_64-linux], 'aarch64-linux-gnu' => %w[aarch64-linux-gnu aarch64-linux],
+  'arm-linux-gnueabihf' => %w[arm-linux-gnueabihf arm-linux armv7l-linux-gnueabihf],
+  'riscv64-linux-gnu' => %w[riscv64-linux-gnu riscv64-linux],
   'x86_64-linux-musl' => %w[x86_64-linux-musl], 'aarch64-linux-musl' => %w[aarch64-linux-musl],
-  'arm64-darwin' => %w[arm64-darwin-23], 'x86_64-darwin' => %w[x86_64-darwin-22], 'x64-mingw-ucrt' => %w[x64-mingw-ucrt]
+  'arm-linux-musleabihf' => %w[arm-linux-musleabihf armv7l-linux-musleabihf],
+  'riscv64-linux-musl' => %w[riscv64-linux-musl],
+  'arm64-darwin' => %w[arm64-darwin-23], 'x86_64-darwin' => %w[x86_64-darwin-22],
+  'x64-mingw-ucrt' => %w[x64-mingw-ucrt], 'aarch64-mingw-ucrt' => %w[aarch64-mingw-ucrt]
 }.freeze
 # A Ruby of each minor a user may run, the first and last outside every
 # platform gem's range.

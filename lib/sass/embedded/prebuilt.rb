@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'etc'
 require 'rbconfig'
 
 module Sass
@@ -14,6 +15,21 @@ module Sass
       # @return [String] the prebuilt extension's path for this Ruby
       def path(ruby_version: RUBY_VERSION, dlext: RbConfig::CONFIG['DLEXT'])
         File.expand_path("../#{ruby_version[/\A\d+\.\d+/]}/sass_embedded.#{dlext}", __dir__)
+      end
+
+      # Why a prebuilt extension must not load on this CPU, or nil. The
+      # 32-bit ARM gem's is built for ARMv7 (with hard float), as Dart's ARM
+      # compiler is: on an ARMv6 CPU (a Raspberry Pi Zero or 1, whose
+      # Raspberry Pi OS is armhf too) its first call would kill the process
+      # with an illegal instruction, so it is refused with a LoadError that
+      # says what works instead.
+      # @return [String, nil]
+      def refusal(host_cpu: RbConfig::CONFIG['host_cpu'], machine: Etc.uname[:machine])
+        return unless host_cpu.match?(/\Aarm(v\d+\w*)?\z/) && machine.match?(/\Aarmv[1-6](\D|\z)/)
+
+        "sass-embedded's prebuilt extension for 32-bit ARM needs an ARMv7 CPU or newer, and this is #{machine}; " \
+          'Dart Sass has no compiler for it either: install the source gem (gem install sass-embedded --platform ' \
+          'ruby) and set SASS_EMBEDDED_COMPILER to a Sass compiler that runs here.'
       end
     end
   end
