@@ -245,7 +245,7 @@ class CompilerFailureTest < Minitest::Test
   # takes), idle again; their pids, the first (where compiles go first)
   # first.
   def two_compilers(compiler)
-    pids = hold_compiles(compiler, 20) { compiler.send(:host).compiler_pids }
+    pids = hold_compiles(compiler, slots_per_compiler + 5) { compiler.send(:host).compiler_pids }
     assert_operator pids.size, :>=, 2, 'the compiles did not need two compilers'
     pids.first(2)
   end

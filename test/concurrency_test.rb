@@ -79,13 +79,14 @@ class ConcurrencyTest < Minitest::Test
     assert_equal "a {\n  b: \"x { y: 1; }\";\n}", css
   end
 
-  # Nested compiles within the compiler's 15 concurrent compilations (more
-  # need a second compiler process: the pool), in a thread of Ruby's own
-  # (a server's request thread). Not the main thread: on musl, Ruby takes
-  # the main thread's machine stack to be what was mapped when it started
-  # (musl's pthread_getattr_np), about 150 KiB, and each level keeps about
-  # 6 KiB of it, so there a compile about 11 deep raises SystemStackError
-  # (docs/platform-gems.md); a thread's stack is the 1 MiB Ruby asks for.
+  # Nested compiles within the compiler's 15 concurrent compilations (7 on
+  # 32-bit CPUs; more need a second compiler process: the pool), in a
+  # thread of Ruby's own (a server's request thread). Not the main thread:
+  # on musl, Ruby takes the main thread's machine stack to be what was
+  # mapped when it started (musl's pthread_getattr_np), about 150 KiB, and
+  # each level keeps about 6 KiB of it, so there a compile about 11 deep
+  # raises SystemStackError (docs/platform-gems.md); a thread's stack is the
+  # 1 MiB Ruby asks for.
   def test_nested_compiles_ten_deep_from_one_thread
     compiler = new_compiler
     nest = nil

@@ -37,17 +37,17 @@ class StressTest < Minitest::Test
     end
     threads = Array.new(scaled(64)) { |thread| Thread.new { nest.call(scaled(20), thread) } }
     threads.each_with_index { |thread, index| assert_equal "leaf#{index}", thread.value }
-    return unless scaled(64) * scaled(20) > 15
+    return unless scaled(64) * scaled(20) > slots_per_compiler
 
     assert_operator compiler.send(:host).compiler_pids.length, :>, 1, 'nesting needed more than one compiler'
   end
 
   # Nested compiles from importers and loggers count as nested too: with one
-  # compiler allowed and its 15 slots held by compiles inside callbacks, each
+  # compiler allowed and all its slots held by compiles inside callbacks, each
   # callback's own compile still runs (on a compiler started for it).
   def test_nested_compiles_from_every_kind_of_callback_when_the_compiler_is_full
     compiler = new_compiler(max_processes: 1)
-    count = 15
+    count = slots_per_compiler
     arrived = Queue.new
     go = Queue.new
     nested = lambda do |label|
@@ -82,10 +82,10 @@ class StressTest < Minitest::Test
   end
 
   # All 200 are inside their function at the same moment (each waits for the
-  # others), which takes 200 compiler slots: 14 processes.
+  # others), which takes 200 compiler slots: 14 processes (29 on 32-bit CPUs).
   def test_200_threads_inside_a_sleeping_function_at_once
     count = scaled(200, 2)
-    compiler = new_compiler(max_processes: (count / 15.0).ceil)
+    compiler = new_compiler(max_processes: count.fdiv(slots_per_compiler).ceil)
     inside = 0
     mutex = Mutex.new
     all_inside = ConditionVariable.new
@@ -211,7 +211,7 @@ class StressTest < Minitest::Test
 
   def test_kill_9_of_one_compiler_fails_only_its_compiles
     compiler = new_compiler
-    slots = 15
+    slots = slots_per_compiler
     count = slots + 5
     release = Queue.new
     entered = Queue.new

@@ -107,6 +107,12 @@ module SassTestHelpers
     end
   end
 
+  # How many compiles one compiler runs at once: Dart Sass's isolate limit,
+  # 15 on 64-bit CPUs, 7 on 32-bit ones (the host's count of it).
+  def slots_per_compiler
+    Sass::Embedded.const_get(:Host)::SLOTS_PER_COMPILER
+  end
+
   # Runs +count+ compiles on +compiler+ at once, each held inside a
   # function call, yields once every one is inside it, then lets them finish
   # and waits for them.

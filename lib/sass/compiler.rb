@@ -6,11 +6,11 @@ require_relative 'compiler/session'
 module Sass
   # A Dart Sass compiler run by the Rust host inside this process. Each
   # instance has its own compiler processes: one started on first use, more
-  # when all 15 compilations a process runs at once are taken, each restarted
-  # if it dies. Any number of threads may compile through one instance at
-  # once, and compiles may nest (a function or importer may compile) to any
-  # depth. Callbacks (functions, importers, loggers) run on the thread that
-  # called +compile+.
+  # when all 15 compilations a process runs at once (7 on 32-bit CPUs) are
+  # taken, each restarted if it dies. Any number of threads may compile
+  # through one instance at once, and compiles may nest (a function or
+  # importer may compile) to any depth. Callbacks (functions, importers,
+  # loggers) run on the thread that called +compile+.
   #
   # @example
   #   sass = Sass::Compiler.new

@@ -304,6 +304,13 @@ impl RubyHost {
         // `dispatch:` (this build's: without tokio, no `:tokio`).
         class.const_set("EXECUTORS", names(ruby, ExecutorKind::ALL))?;
         class.const_set("DISPATCHES", names(ruby, DispatchMode::ALL))?;
+        // How many compilations one compiler runs at once (Dart Sass's
+        // isolate limit: 15, 7 on 32-bit CPUs), for the tests that fill a
+        // compiler.
+        class.const_set(
+            "SLOTS_PER_COMPILER",
+            sass_embedded_core::host::SLOTS_PER_COMPILER,
+        )?;
         // The wrapped class is looked up lazily, under a lock that would
         // deadlock two threads wrapping their first hosts at once (see
         // `conversion::preload`): look it up now.
