@@ -2,7 +2,7 @@
 
 module SassEmbeddedBuild
   module Rubies
-    # rake test:arm64: a glibc Linux gem for a CPU Debian ports,
+    # rake test:arm64, test:armhf: a glibc Linux gem for a CPU Debian ports,
     # its extension built natively in a Debian sid root of that architecture
     # entered through user-mode emulation (Emulation), with Debian's Ruby of
     # each minor the gems carry (MINORS: sid's, and experimental's where sid
@@ -99,10 +99,14 @@ module SassEmbeddedBuild
       TIME_SCALE = '10'
       # ELF e_machine of each CPU.
       AARCH64 = 183
+      ARM = 40
 
       ARM64 = Port.new(name: 'arm64', architecture: 'arm64', platform: 'aarch64-linux-gnu',
                        compiler: 'sass-embedded-linux-arm64', machine: AARCH64, cpu: 'aarch64', label: 'arm64 Linux')
-      ALL = [ARM64].freeze
+      ARMHF = Port.new(name: 'armhf', architecture: 'armhf', platform: 'arm-linux-gnueabihf',
+                       compiler: 'sass-embedded-linux-arm', machine: ARM, cpu: '32-bit ARM',
+                       label: '32-bit ARM Linux')
+      ALL = [ARM64, ARMHF].freeze
     end
 
     # test:arm64's root (test:rubies' rootless list and the release name it).
