@@ -243,7 +243,7 @@ module SassEmbeddedBuild
     # versions (zig unpacked under tmp/zig first, fetched with pip once: a
     # build in a root finds it there, through the checkout).
     def link_environment(root, glibc, cpu: RbConfig::CONFIG['host_cpu'])
-      cpu = 'arm' if cpu.match?(/\Aarmv\d/)
+      cpu = 'arm' if cpu.match?(Prebuilt::ARM32)
       rust, zig = TRIPLES.fetch(cpu) { ["#{cpu}-unknown-linux-gnu", "#{cpu}-linux-gnu"] }
       { "CARGO_TARGET_#{rust.upcase.tr('-', '_')}_LINKER" => File.join(root, 'tasks', 'platforms', 'glibc', 'zig-cc'),
         'SASS_EMBEDDED_ZIG' => Zig.executable(File.join(root, 'tmp', 'zig')),

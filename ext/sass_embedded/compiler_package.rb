@@ -7,6 +7,7 @@ require 'open3'
 require 'rbconfig'
 require 'tmpdir'
 require_relative '../../lib/sass/embedded/elf_interpreter'
+require_relative '../../lib/sass/embedded/prebuilt'
 
 module SassEmbeddedBuild
   # The archive does not have the pinned integrity, or the integrity file does
@@ -16,6 +17,8 @@ module SassEmbeddedBuild
   # The ELF reader the gem itself uses to find a program's loader
   # (lib/sass/embedded/elf_interpreter.rb).
   ElfInterpreter = Sass::Embedded.const_get(:ElfInterpreter)
+  # Its prebuilt extensions' rules (the one spelling of a 32-bit ARM CPU).
+  Prebuilt = Sass::Embedded.const_get(:Prebuilt)
 
   # The SHA-512 integrity (npm's +dist.integrity+) of each platform's compiler
   # package at the pinned version, kept in +compiler_integrity.json+ beside
@@ -102,7 +105,7 @@ module SassEmbeddedBuild
     # ARMv7 and VFP, which soft-float systems (a host_os ending in "eabi":
     # Debian's armel) do not promise.
     OSES = { /linux/ => 'linux', /darwin/ => 'darwin', /mswin|mingw/ => 'win32' }.freeze
-    CPUS = { /\A(x86_64|x64|amd64)\z/ => 'x64', /\A(aarch64|arm64)\z/ => 'arm64', /\Aarm/ => 'arm',
+    CPUS = { /\A(x86_64|x64|amd64)\z/ => 'x64', /\A(aarch64|arm64)\z/ => 'arm64', Prebuilt::ARM32 => 'arm',
              /\Ariscv64\z/ => 'riscv64' }.freeze
 
     # @return [String] the npm package for this platform
@@ -139,7 +142,7 @@ module SassEmbeddedBuild
     # +arm+ gem to every +armv*+ CPU).
     # @return [Gem::Platform]
     def gem_platform(local = Gem::Platform.local, musl: musl_platform?(local))
-      arm32 = local.cpu.to_s.match?(/\Aarm(v\d+\w*)?\z/)
+      arm32 = local.cpu.to_s.match?(Prebuilt::ARM32)
       runtime = musl ? 'musl' : 'gnu' if local.os == 'linux'
       runtime = "#{runtime}eabihf" if runtime && arm32
       runtime = local.version if local.os == 'mingw'

@@ -10,6 +10,11 @@ module Sass
     # since the extension is built against one Ruby's ABI, named with the
     # platform's extension ending (+.bundle+ on macOS, +.so+ elsewhere).
     module Prebuilt
+      # A 32-bit ARM CPU as Ruby and RubyGems name it (+arm+, +armv7l+,
+      # +armv8l+, ...; not +arm64+): the one spelling the build, the
+      # compiler's package and the gem's platform share.
+      ARM32 = /\Aarm(v\d+\w*)?\z/
+
       module_function
 
       # @return [String] the prebuilt extension's path for this Ruby
@@ -25,7 +30,7 @@ module Sass
       # says what works instead.
       # @return [String, nil]
       def refusal(host_cpu: RbConfig::CONFIG['host_cpu'], machine: Etc.uname[:machine])
-        return unless host_cpu.match?(/\Aarm(v\d+\w*)?\z/) && machine.match?(/\Aarmv[1-6](\D|\z)/)
+        return unless host_cpu.match?(ARM32) && machine.match?(/\Aarmv[1-6](\D|\z)/)
 
         "sass-embedded's prebuilt extension for 32-bit ARM needs an ARMv7 CPU or newer, and this is #{machine}; " \
           'Dart Sass has no compiler for it either: install the source gem (gem install sass-embedded --platform ' \
