@@ -115,6 +115,25 @@ class CompilerTest < Minitest::Test
     assert_equal "executor must be #{host::EXECUTORS.map(&:inspect).join(', ')} or nil, got :fibers", error.message
   end
 
+  # A compile whose options the extension reads itself (here a string, a
+  # style and a source map) takes the plain path: the result and its
+  # strings are all the Ruby objects it makes, about five; one through
+  # Ruby's request (a load path, a logger, an importer) makes 12 to 23.
+  # Counted, not timed: the least of three rounds, so that another thread's
+  # allocations cannot fail it.
+  def test_a_plain_compile_makes_a_handful_of_ruby_objects
+    compiler = new_compiler
+    [{}, { style: :compressed, source_map: true }].each do |options|
+      3.times { compiler.compile_string('a { b: c }', **options) }
+      per_compile = Array.new(3) do
+        before = GC.stat(:total_allocated_objects)
+        50.times { compiler.compile_string('a { b: c }', **options) }
+        (GC.stat(:total_allocated_objects) - before) / 50.0
+      end.min
+      assert_operator per_compile, :<=, 8, "#{per_compile} objects per compile with #{options}"
+    end
+  end
+
   def test_the_shared_compiler_is_one_instance
     assert_same Sass.send(:compiler), Sass.send(:compiler)
     assert_equal 10.0, Sass.send(:compiler).instance_variable_get(:@options)[:idle_timeout]
