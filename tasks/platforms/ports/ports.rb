@@ -85,7 +85,7 @@ module SassEmbeddedBuild
             end
 
             glibc = Glibc.floor([binary])
-            puts "#{gem}: #{binary.delete_prefix("#{tmp}/")} is an #{cpu} ELF binary needing glibc >= #{glibc}"
+            puts "#{gem}: #{binary.delete_prefix("#{tmp}/")} is an ELF binary for #{cpu} needing glibc >= #{glibc}"
           end
         end
       end
