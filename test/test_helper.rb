@@ -107,6 +107,12 @@ module SassTestHelpers
     end
   end
 
+  # Whether this Ruby (and so the host and its compiler) is a 32-bit build:
+  # a C pointer of 4 bytes.
+  def thirty_two_bit?
+    [nil].pack('p').bytesize == 4
+  end
+
   # How many compiles one compiler runs at once: Dart Sass's isolate limit,
   # 15 on 64-bit CPUs, 7 on 32-bit ones (the host's count of it).
   def slots_per_compiler

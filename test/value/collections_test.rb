@@ -122,7 +122,7 @@ class CollectionsTest < Minitest::Test
   # overflow it). musl's main thread, whose stack Ruby sees as ~124 KiB,
   # raised SystemStackError from 371 levels while conversion recursed.
   def test_hundreds_of_levels_from_the_compiler
-    depth = [nil].pack('p').bytesize == 4 ? 800 : 1000
+    depth = thirty_two_bit? ? 800 : 1000
     functions = { 'depth($v)' => ->(args) { N.new(depth_of(args.first)) } }
     list = "#{'[' * depth}x#{']' * depth}"
     map = (1..depth).reduce('x') { |inner, _| "(k: #{inner})" }
