@@ -239,13 +239,14 @@ impl RubyHost {
 
     /// `Host.spin_stats`: what this process's spins before sleeping did so
     /// far (see `sass_embedded_core::wait::spin`): `[spins, caught,
-    /// seconds, declined, budget, quota, long, paced]` (the budget a lone
-    /// caller's spin would have now, in seconds, and the CPU quota the gate
-    /// judges by, in CPUs, each `nil` if none; long and paced: waits not
-    /// spun because recent answers were too long, or because recent spins
-    /// missed), for the benchmark and the tests.
+    /// seconds, declined, budget, quota, long, paced, waits]` (the budget a
+    /// lone caller's spin would have now, in seconds, and the CPU quota the
+    /// gate judges by, in CPUs, each `nil` if none; long and paced: waits
+    /// not spun because recent answers were too long, or because recent
+    /// spins missed; waits: a lone caller's waits that asked whether to
+    /// spin), for the benchmark and the tests.
     #[allow(clippy::type_complexity)]
-    fn spin_stats() -> (u64, u64, f64, u64, Option<f64>, Option<f64>, u64, u64) {
+    fn spin_stats() -> (u64, u64, f64, u64, Option<f64>, Option<f64>, u64, u64, u64) {
         let stats = sass_embedded_core::wait::spin::stats();
         (
             stats.spins,
@@ -256,6 +257,7 @@ impl RubyHost {
             stats.quota,
             stats.long,
             stats.paced,
+            stats.waits,
         )
     }
 

@@ -125,6 +125,7 @@ pub(crate) fn budget() -> Option<Duration> {
     if callers() > 1 {
         return None;
     }
+    WAITS.fetch_add(1, Ordering::Relaxed);
     let budget = match configured() {
         Ok(Budget::Fixed(budget)) if !budget.is_zero() => budget,
         Ok(Budget::Answers) => match answers::budget() {
@@ -276,6 +277,7 @@ static SPUN_NANOS: AtomicU64 = AtomicU64::new(0);
 static DECLINED: AtomicU64 = AtomicU64::new(0);
 static LONG: AtomicU64 = AtomicU64::new(0);
 static PACED: AtomicU64 = AtomicU64::new(0);
+static WAITS: AtomicU64 = AtomicU64::new(0);
 
 /// What the spins of this process did so far: how many there were, how many
 /// saw a descriptor become readable before their budget ran out, the CPU
@@ -307,6 +309,11 @@ pub struct Stats {
     /// Waits of a lone caller that did not spin because recent spins missed
     /// ([`Pacing`]).
     pub paced: u64,
+    /// Waits of a lone caller that asked whether to spin ([`budget`]):
+    /// with a budget set, each spun (or, a fiber's, waited in its
+    /// scheduler) or was declined, long or paced. An answer routed before
+    /// its caller looked (as a reader thread can route it) is no wait.
+    pub waits: u64,
 }
 
 /// The CPU time this process's spins took so far.
@@ -329,6 +336,7 @@ pub fn stats() -> Stats {
         quota: gate::quota_cpus(),
         long: LONG.load(Ordering::Relaxed),
         paced: PACED.load(Ordering::Relaxed),
+        waits: WAITS.load(Ordering::Relaxed),
     }
 }
 
