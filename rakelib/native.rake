@@ -7,15 +7,16 @@ require_relative '../tasks/native_build'
 
 namespace :native do
   desc 'Build the extension as a platform gem carries it: on glibc Linux linked against glibc ' \
-       "#{SassEmbeddedBuild::Glibc::FLOOR}'s symbol versions by zig (SASS_EMBEDDED_GLIBC: another, or system)"
+       "#{SassEmbeddedBuild::Glibc::FLOOR}'s symbol versions by zig (RISC-V's: " \
+       "#{SassEmbeddedBuild::Glibc::FLOORS['riscv64']}; SASS_EMBEDDED_GLIBC: another, or system)"
   task compile: :compiler do
-    compile_extension(glibc: SassEmbeddedBuild::Glibc.requested(SassEmbeddedBuild::Glibc::FLOOR))
+    compile_extension(glibc: SassEmbeddedBuild::Glibc.requested(SassEmbeddedBuild::Glibc.floor_for))
   end
 
   desc 'Build this machine\'s platform gem (sass-embedded-VERSION-<platform>.gem) with every ' \
        'lib/sass/<minor>/ extension present (or SASS_EMBEDDED_RUBY_MINORS), into SASS_EMBEDDED_GEM_DIR or .; ' \
        "on glibc Linux it refuses an extension that needs glibc > #{SassEmbeddedBuild::Glibc::FLOOR} " \
-       '(SASS_EMBEDDED_MAX_GLIBC)'
+       "(RISC-V: #{SassEmbeddedBuild::Glibc::FLOORS['riscv64']}; SASS_EMBEDDED_MAX_GLIBC)"
   task gem: 'native:compile' do
     gem = SassEmbeddedBuild::PlatformGem
     path = gem.build(ROOT, ENV.fetch('SASS_EMBEDDED_GEM_DIR', nil) || ROOT)

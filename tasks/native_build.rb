@@ -206,6 +206,9 @@ module SassEmbeddedBuild
     # 2.18: a user with an older glibc runs a compiler of their own through
     # SASS_EMBEDDED_COMPILER, and the extension still loads).
     FLOOR = '2.17'
+    # Where glibc begins later than FLOOR, by Ruby's CPU: RISC-V's first
+    # glibc is 2.27 (zig offers no older one).
+    FLOORS = { 'riscv64' => '2.27' }.freeze
     # The glibc to link a build against: a version (`rake compile` links
     # with the machine's linker unless told; `rake native:gem` with FLOOR
     # unless told), or "system" for the machine's linker.
@@ -233,6 +236,10 @@ module SassEmbeddedBuild
       RbConfig::CONFIG['host_os'].start_with?('linux') && !CompilerPackage.musl?
     end
 
+    # What a gem for +cpu+ (Ruby's or RubyGems' name) links against: FLOOR,
+    # or the CPU's first glibc where that came later.
+    def floor_for(cpu = RbConfig::CONFIG['host_cpu']) = FLOORS.fetch(cpu, FLOOR)
+
     # Rust's and zig's names of a glibc Linux target, by Ruby's CPU: 32-bit
     # ARM is ARMv7 with hard float (what Debian's armhf rustc builds for),
     # RISC-V the general-purpose 64-bit ISA.
@@ -259,14 +266,14 @@ module SassEmbeddedBuild
            .map { |version| Gem::Version.new(version) }.max
     end
 
-    # Raises if the extensions +paths+ need a glibc newer than
-    # +SASS_EMBEDDED_MAX_GLIBC+ (FLOOR unless set).
-    def check(paths, max = ENV.fetch(MAX_GLIBC_ENV, FLOOR))
+    # Raises if the extensions +paths+ (for +cpu+) need a glibc newer than
+    # +SASS_EMBEDDED_MAX_GLIBC+ (the CPU's floor_for unless set).
+    def check(paths, cpu: RbConfig::CONFIG['host_cpu'], max: ENV.fetch(MAX_GLIBC_ENV) { floor_for(cpu) })
       needed = floor(paths)
       return needed if needed.nil? || max.nil? || max.empty? || needed <= Gem::Version.new(max)
 
       raise "the platform gem's extensions would need glibc >= #{needed}, above #{max} (#{MAX_GLIBC_ENV}): build its " \
-            "extensions with `rake native:compile` (linked against glibc #{FLOOR} by zig; under " \
+            "extensions with `rake native:compile` (linked against glibc #{floor_for(cpu)} by zig; under " \
             "#{FLOOR_ENV}=system, by the machine's linker)"
     end
   end

@@ -101,14 +101,20 @@ class PlatformGemTest < Minitest::Test
       assert_equal Gem::Version.new('2.17'), GLIBC.floor([old])
       assert_equal Gem::Version.new('2.34'), GLIBC.floor([old, new])
       assert_nil GLIBC.floor([File.join(dir, 'none').tap { |path| File.write(path, 'musl') }])
-      assert_equal Gem::Version.new('2.34'), GLIBC.check([new], '2.34')
-      error = assert_raises(RuntimeError) { GLIBC.check([new], '2.28') }
+      assert_equal Gem::Version.new('2.34'), GLIBC.check([new], max: '2.34')
+      error = assert_raises(RuntimeError) { GLIBC.check([new], max: '2.28') }
       assert_match(/need glibc >= 2\.34, above 2\.28 \(SASS_EMBEDDED_MAX_GLIBC\)/, error.message)
       # Unless told otherwise, a platform gem may need glibc 2.17 at most.
       with_env('SASS_EMBEDDED_MAX_GLIBC' => nil) do
         assert_equal Gem::Version.new('2.17'), GLIBC.check([old])
         error = assert_raises(RuntimeError) { GLIBC.check([new]) }
         assert_match(/need glibc >= 2\.34, above 2\.17 .*rake native:compile/, error.message)
+        # RISC-V's first glibc is 2.27: its gem links against that.
+        riscv = File.join(dir, 'riscv.so').tap { |path| File.binwrite(path, "\x7fELF\0GLIBC_2.27\0") }
+        assert_equal Gem::Version.new('2.27'), GLIBC.check([riscv], cpu: 'riscv64')
+        assert_raises(RuntimeError) { GLIBC.check([riscv], cpu: 'x86_64') }
+        error = assert_raises(RuntimeError) { GLIBC.check([new], cpu: 'riscv64') }
+        assert_match(/above 2\.27 .*linked against glibc 2\.27 by zig/, error.message)
       end
     end
   end
@@ -119,6 +125,7 @@ class PlatformGemTest < Minitest::Test
     with_env('SASS_EMBEDDED_GLIBC' => nil) do
       assert_nil GLIBC.requested
       assert_equal '2.17', GLIBC.requested(GLIBC::FLOOR)
+      assert_equal %w[2.17 2.17 2.27], %w[x86_64 arm riscv64].map { |cpu| GLIBC.floor_for(cpu) }
     end
     with_env('SASS_EMBEDDED_GLIBC' => '2.28') { assert_equal '2.28', GLIBC.requested(GLIBC::FLOOR) }
     with_env('SASS_EMBEDDED_GLIBC' => 'system') { assert_nil GLIBC.requested(GLIBC::FLOOR) }

@@ -57,7 +57,7 @@ module SassEmbeddedBuild
           #{builds}#{rubies.last.last}
           "$RUBY" -S rake native:gem
           gem=$(ls pkg/sass-embedded-*-#{platform}.gem)
-          export SASS_EMBEDDED_GLIBC=#{Glibc::FLOOR}
+          export SASS_EMBEDDED_GLIBC=#{Glibc.floor_for(Gem::Platform.new(platform).cpu)}
           failed=
           #{suites.join.chomp}
           if [ -n "$failed" ]; then echo "the #{platform} gem failed under Ruby$failed"; exit 1; fi

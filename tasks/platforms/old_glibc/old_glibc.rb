@@ -8,7 +8,7 @@ module SassEmbeddedBuild
     # passes the whole suite on an old glibc. Debian bullseye (glibc 2.31) is
     # the oldest suite the mirror still serves; its Ruby is 2.7, so a Ruby 3.3
     # is built there from Debian's orig tarball (once, cached in the root:
-    # tasks/platforms/old_glibc/ruby.sh). The gem's extension is built in the
+    # tasks/roots/source_ruby.sh). The gem's extension is built in the
     # Ruby 3.3 root of test:rubies (trixie: glibc 2.41, the newest headers
     # there are) by `rake native:compile`, which links it against glibc 2.17's
     # symbol versions with zig, and packed here with the check that it needs
@@ -67,7 +67,7 @@ module SassEmbeddedBuild
       def script(gem, tarball)
         <<~SH.tr("\n", ';')
           set -e
-          sh tasks/platforms/old_glibc/ruby.sh #{PREFIX} #{tarball.shellescape}
+          sh tasks/roots/source_ruby.sh #{PREFIX} #{tarball.shellescape}
           echo "glibc here: $(getconf GNU_LIBC_VERSION)"
           export PATH=#{PREFIX}/bin:$PATH RUBY=#{PREFIX}/bin/ruby
           "$RUBY" -v
