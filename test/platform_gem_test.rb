@@ -125,7 +125,7 @@ class PlatformGemTest < Minitest::Test
     with_env('SASS_EMBEDDED_GLIBC' => nil) do
       assert_nil GLIBC.requested
       assert_equal '2.17', GLIBC.requested(GLIBC::FLOOR)
-      assert_equal %w[2.17 2.17 2.27], %w[x86_64 arm riscv64].map { |cpu| GLIBC.floor_for(cpu) }
+      assert_equal(%w[2.17 2.17 2.27], %w[x86_64 arm riscv64].map { |cpu| GLIBC.floor_for(cpu) })
     end
     with_env('SASS_EMBEDDED_GLIBC' => '2.28') { assert_equal '2.28', GLIBC.requested(GLIBC::FLOOR) }
     with_env('SASS_EMBEDDED_GLIBC' => 'system') { assert_nil GLIBC.requested(GLIBC::FLOOR) }
