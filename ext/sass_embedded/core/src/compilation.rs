@@ -92,6 +92,9 @@ struct Inbox {
     slept: Slept,
     /// Nothing was asked yet: the request just went out.
     fresh: bool,
+    /// How long to read on for a half-written packet once woken: set when
+    /// the caller, a thread, was told to spin ([`spin::settle`]).
+    settle: Option<Duration>,
     /// The answer it waits for, timed to learn how long answers take (see
     /// [`crate::wait::spin::answers`]).
     answer: Answer,
@@ -117,6 +120,7 @@ impl Inbox {
             waker,
             slept: Slept::Nothing,
             fresh: true,
+            settle: None,
             answer: Answer::default(),
             generation: crate::fork::generation(),
             _caller: spin::Caller::enter(),
@@ -140,12 +144,14 @@ impl Inbox {
         }
         let fresh = std::mem::replace(&mut self.fresh, false);
         let slept = std::mem::take(&mut self.slept);
+        let settle = self.settle.take();
         match self.connection.next(
             self.key,
             self.registration.token,
             &self.registration.inbox,
             slept,
             fresh,
+            settle,
         ) {
             Next::Event(event) => {
                 self.answer.came(spin::callers() == 1);
@@ -157,6 +163,11 @@ impl Inbox {
                 let watching = matches!(slept, Slept::Selector);
                 self.answer.waits(watching && spin::callers() == 1);
                 self.slept = slept;
+                // A fiber never spins (the runtime waits for it in its
+                // scheduler), so it never settles either.
+                if let (Wait::Spin(_, budget, _), Waker::Thread(_)) = (&wait, &self.waker) {
+                    self.settle = Some(spin::settle(*budget));
+                }
                 Err(wait)
             }
         }

@@ -34,7 +34,7 @@ use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use crossbeam_channel::Receiver;
@@ -348,7 +348,10 @@ impl Connection {
     /// A caller's next event, or where to wait for it. Reads the compiler's
     /// output first if nobody else is reading, unless `fresh` (the caller
     /// just sent its request: nothing can be there for it yet, and whatever
-    /// is there for others wakes the watch at once).
+    /// is there for others wakes the watch at once). With `settle`, the
+    /// caller's spin just caught the output, and a packet it finds half
+    /// written is read to its end for up to that long (see
+    /// [`spin::settle`]).
     pub(crate) fn next(
         self: &Arc<Self>,
         key: Key,
@@ -356,6 +359,7 @@ impl Connection {
         inbox: &Receiver<Event>,
         slept: Slept,
         fresh: bool,
+        settle: Option<Duration>,
     ) -> Next {
         if let Slept::Selector = slept {
             self.kick.silence();
@@ -367,7 +371,7 @@ impl Connection {
                 return Next::Event(event);
             }
             if read {
-                self.try_read(Some(token));
+                self.try_read(Some(token), settle);
                 if let Ok(event) = inbox.try_recv() {
                     self.dispatcher.done_waiting(key, token);
                     return Next::Event(event);
@@ -398,22 +402,28 @@ impl Connection {
 
     /// Reads and routes whatever the compiler has written, unless someone
     /// else is reading right now or the output ended. `reader` is the
-    /// reading caller's token, if a caller reads.
-    fn try_read(self: &Arc<Self>, reader: Option<u64>) {
+    /// reading caller's token, if a caller reads; `settle`, how long it may
+    /// wait for the rest of a half-written packet.
+    fn try_read(self: &Arc<Self>, reader: Option<u64>, settle: Option<Duration>) {
         let guard = match self.reader.try_lock() {
             Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return,
         };
-        self.read_with(guard, reader);
+        self.read_with(guard, reader, settle);
     }
 
     /// Reads and routes with the reader lock held.
-    fn read_with(self: &Arc<Self>, mut guard: MutexGuard<'_, Reader>, reader: Option<u64>) {
+    fn read_with(
+        self: &Arc<Self>,
+        mut guard: MutexGuard<'_, Reader>,
+        reader: Option<u64>,
+        settle: Option<Duration>,
+    ) {
         if guard.ended {
             return;
         }
-        if let Some(end) = self.read_and_route(&mut guard, reader) {
+        if let Some(end) = self.read_and_route(&mut guard, reader, settle) {
             self.end_reading(guard, end);
         }
     }
@@ -435,7 +445,14 @@ impl Connection {
         })
     }
 
-    fn read_and_route(&self, reader: &mut Reader, reading: Option<u64>) -> Option<ReadEnd> {
+    fn read_and_route(
+        &self,
+        reader: &mut Reader,
+        reading: Option<u64>,
+        settle: Option<Duration>,
+    ) -> Option<ReadEnd> {
+        // Until when a half-written packet is read on, once one is seen.
+        let mut settle_until = None;
         loop {
             let Reader {
                 stdout,
@@ -449,7 +466,16 @@ impl Connection {
                     router.extend(&scratch[..n]);
                     n
                 }
-                Err(error) if error.kind() == ErrorKind::WouldBlock => return None,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => {
+                    if let (Some(settle), true) = (settle, router.mid_packet()) {
+                        let until = *settle_until.get_or_insert_with(|| Instant::now() + settle);
+                        if Instant::now() < until {
+                            std::hint::spin_loop();
+                            continue;
+                        }
+                    }
+                    return None;
+                }
                 Err(error) if error.kind() == ErrorKind::Interrupted => continue,
                 Err(error) => {
                     return Some(ReadEnd::Protocol(format!(
@@ -462,8 +488,9 @@ impl Connection {
             }
             // A short read emptied the pipe: what comes later wakes the watch
             // (the selector reports real readiness), so asking again now
-            // would only hear WouldBlock.
-            if read < scratch.len() {
+            // would only hear WouldBlock; unless a packet is half written
+            // and the caller settles it (the rest is a write away).
+            if read < scratch.len() && !(settle.is_some() && router.mid_packet()) {
                 return None;
             }
         }
@@ -708,6 +735,11 @@ impl PacketRouter {
         }
     }
 
+    /// Whether the compiler has begun a packet it has not finished writing.
+    pub(crate) fn mid_packet(&self) -> bool {
+        self.decoder.mid_packet(&self.buf)
+    }
+
     /// What the end of the compiler's output means, given the bytes left.
     pub(crate) fn end_of_output(&self) -> ReadEnd {
         match self.decoder.finish(&self.buf) {
@@ -794,7 +826,7 @@ async fn background_reader(connection: Weak<Connection>) {
             // readiness this task woke to is spent (tokio's is
             // edge-triggered), so what that caller leaves unread would wake
             // nobody.
-            strong.read_with(strong.lock_reader(), None);
+            strong.read_with(strong.lock_reader(), None, None);
             if !strong.needs_background_reader() {
                 break;
             }

@@ -246,6 +246,12 @@ impl PacketDecoder {
         }))
     }
 
+    /// Whether a packet has begun and not ended: its length was read, or
+    /// part of it is in `buf`.
+    pub fn mid_packet(&self, buf: &BytesMut) -> bool {
+        self.state != DecodeState::Head || !buf.is_empty()
+    }
+
     /// Checks that the stream ended on a packet boundary: call this at end of
     /// stream with whatever bytes remain unread.
     pub fn finish(&self, remaining: &BytesMut) -> Result<(), FramingError> {
@@ -308,6 +314,25 @@ mod tests {
         // Not a whole packet.
         assert_eq!(packet_body(&packet[..packet.len() - 1]), None);
         assert_eq!(packet_body(&[]), None);
+    }
+
+    /// As the compiler writes a packet: its length, then its body, apart.
+    #[test]
+    fn a_packet_is_mid_way_from_its_first_byte_to_its_last() {
+        let packet = raw_packet(5, b"a {\n  b: c;\n}");
+        let mut decoder = PacketDecoder::default();
+        let mut buf = BytesMut::new();
+        assert!(!decoder.mid_packet(&buf));
+        buf.extend_from_slice(&packet[..1]);
+        assert_eq!(decoder.decode(&mut buf).unwrap(), None);
+        assert!(buf.is_empty(), "the length was taken off the buffer");
+        assert!(decoder.mid_packet(&buf), "the length alone");
+        buf.extend_from_slice(&packet[1..3]);
+        assert_eq!(decoder.decode(&mut buf).unwrap(), None);
+        assert!(decoder.mid_packet(&buf), "part of the body");
+        buf.extend_from_slice(&packet[3..]);
+        assert!(decoder.decode(&mut buf).unwrap().is_some());
+        assert!(!decoder.mid_packet(&buf), "the whole packet");
     }
 
     #[test]

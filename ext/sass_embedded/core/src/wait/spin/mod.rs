@@ -39,6 +39,13 @@
 //!   than the budget, spinning all but stops (a probe every [`MAX_PAUSE`] +
 //!   1 waits) until one catches again.
 //!
+//! The compiler writes a packet's length and its body in two writes, so a
+//! spin often catches the length alone. The caller then reads on for the
+//! body, for at most [`settle`] (a sixteenth of its spin's budget: the two
+//! writes are microseconds apart), instead of waiting a second time: one
+//! wait per answer, not two (measured: 1.9 waits per tiny compile before, 1.0
+//! after; 6–8% less wall time and host CPU per compile).
+//!
 //! The runtime spins without holding anything another thread needs (Ruby
 //! releases its GVL), and stops when it is interrupted: at once, or, where
 //! only a signal can interrupt it (Ruby's only thread), within the budget.
@@ -146,6 +153,17 @@ pub(crate) fn budget() -> Option<Duration> {
         PACED.fetch_add(1, Ordering::Relaxed);
     }
     spin.then_some(budget)
+}
+
+/// How long a caller whose spin of `budget` just caught the compiler's
+/// output reads on for the rest of a packet the compiler is half way through
+/// writing (see the module's documentation): the second write comes
+/// microseconds after the first (1–3 µs measured, on a quiet machine and
+/// beside two busy loops), so a sixteenth of the budget, which follows how
+/// fast this machine answers, is room enough; one that comes later than that
+/// is waited for as usual.
+pub(crate) fn settle(budget: Duration) -> Duration {
+    budget / 16
 }
 
 /// The variable that sets the budget, in whole microseconds.
