@@ -21,9 +21,8 @@ task 'rubies:windows' do
   SassEmbeddedBuild::Rubies::WindowsRuby.call(ROOT)
 end
 
-desc 'Every platform in turn (other Rubies, async 2, other targets, arm64, musl on both CPUs, old glibc, darwin; ' \
-     'SASS_PLATFORMS=a,b for some), going on after a failure, then a line per platform; fails if any failed ' \
-     '(needs root)'
+desc "Every platform in turn (#{SassEmbeddedBuild::Platforms.table.map(&:name).join(', ')}; SASS_PLATFORMS=a,b " \
+     'for some), going on after a failure, then a line per platform; fails if any failed (needs root)'
 task 'test:platforms' => :compiler do
   SassEmbeddedBuild::Platforms.call
 end
@@ -36,7 +35,7 @@ task 'rubies:minor', [:minor] do |_, args|
   puts SassEmbeddedBuild::Rubies::Mirror.minor_line(args[:minor])
 end
 
-desc 'Remove the cached Debian roots of test:rubies (refuses while one is in use)'
+desc 'Remove the cached Debian roots of every platform task (refuses while one is in use)'
 task 'rubies:clean' do
   SassEmbeddedBuild::Rubies::Roots.clean
 end

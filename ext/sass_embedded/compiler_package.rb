@@ -94,8 +94,8 @@ module SassEmbeddedBuild
     GEM_PLATFORMS = {
       'linux-x64' => 'x86_64-linux-gnu', 'linux-arm64' => 'aarch64-linux-gnu', 'linux-arm' => 'arm-linux-gnueabihf',
       'linux-riscv64' => 'riscv64-linux-gnu', 'linux-musl-x64' => 'x86_64-linux-musl',
-      'linux-musl-arm64' => 'aarch64-linux-musl', 'darwin-x64' => 'x86_64-darwin', 'darwin-arm64' => 'arm64-darwin',
-      'win32-x64' => 'x64-mingw-ucrt'
+      'linux-musl-arm64' => 'aarch64-linux-musl', 'linux-musl-arm' => 'arm-linux-musleabihf',
+      'darwin-x64' => 'x86_64-darwin', 'darwin-arm64' => 'arm64-darwin', 'win32-x64' => 'x64-mingw-ucrt'
     }.freeze
 
     module_function

@@ -58,20 +58,15 @@ module SassEmbeddedBuild
                              "#{port.platform} platform gem there without a toolchain (left in pkg/), and run the " \
                              'Ruby suite under emulation (needs root)')
         end,
-        Platform.new(name: 'musl', task: 'test:musl', limit: 3600, gems: %w[x86_64-linux-musl], roots: [r::MUSL],
-                     run: ->(checkout, cache) { r::Musl.call(r::Musl::X86_64, checkout, cache) },
-                     install: ->(minor) { r::Musl.install(r::Musl::X86_64, minor) },
-                     desc: 'Build a Ruby for musl and, under it, the extension through extconf.rb for ' \
-                           'x86_64-linux-musl in a Debian root; pack and install its x86_64-linux-musl platform gem ' \
-                           'offline (left in pkg/), run the Ruby suite (needs root)'),
-        # Cold, the musl Rubies and the extension are built under qemu.
-        Platform.new(name: 'musl_arm64', task: 'test:musl_arm64', limit: 10_800, gems: %w[aarch64-linux-musl],
-                     roots: [r::MUSL_ARM64],
-                     run: ->(checkout, cache) { r::Musl.call(r::Musl::AARCH64, checkout, cache) },
-                     install: ->(minor) { r::Musl.install(r::Musl::AARCH64, minor) },
-                     desc: 'The same for aarch64-linux-musl (Alpine on arm64) in an emulated arm64 Debian root: a ' \
-                           'musl Ruby and the extension built there, its aarch64-linux-musl gem packed and installed ' \
-                           'offline (left in pkg/), the Ruby suite run under emulation (needs root)'),
+        *r::Musl::TARGETS.map do |target|
+          where = target.emulated ? "an emulated #{target.ruby.architecture} Debian root" : 'a Debian root'
+          Platform.new(name: target.name, task: target.task, limit: target.limit, gems: [target.platform],
+                       roots: [target.ruby], run: ->(checkout, cache) { r::Musl.call(target, checkout, cache) },
+                       install: ->(minor) { r::Musl.install(target, minor) },
+                       desc: 'Build a Ruby for musl and, under it, the extension through extconf.rb for ' \
+                             "#{target.platform} in #{where}; pack and install its platform gem offline (left in " \
+                             "pkg/), run the Ruby suite#{' under emulation' if target.emulated} (needs root)")
+        end,
         Platform.new(name: 'old_glibc', task: 'test:old_glibc', compiler: true, limit: 3600, gems: [],
                      roots: r::OldGlibc.roots, run: ->(checkout, _) { r::OldGlibc.call(checkout) },
                      desc: "The x86_64-linux-gnu gem's Ruby 3.3 extension linked against glibc 2.17 (in the Ruby 3.3 " \

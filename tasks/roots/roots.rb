@@ -146,7 +146,7 @@ module SassEmbeddedBuild
       # rake rubies:clean
       def clean
         abort 'rake rubies:clean needs root (the roots belong to root)' unless Process.euid.zero?
-        [*RUBIES, ASYNC2, ARM64, TARGETS_ROOT, MUSL, DARWIN, WINDOWS_BUILD, WINE].each do |ruby|
+        [*RUBIES, *Platforms.table.flat_map(&:roots)].uniq.each do |ruby|
           roots = [path(ruby), "#{path(ruby)}.new", "#{path(ruby)}.checkout"].select { |root| File.exist?(root) }
           next if roots.empty?
 

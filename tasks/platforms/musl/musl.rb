@@ -4,11 +4,12 @@ require 'open3'
 
 module SassEmbeddedBuild
   module Rubies
-    # rake test:musl and test:musl_arm64: x86_64-linux-musl and
-    # aarch64-linux-musl proven with a musl Ruby, in a Debian sid root (the
-    # machine itself never gets musl's loader: the gem would take the
-    # machine's glibc Ruby for musl); the arm64 one is an arm64 root entered
-    # through user-mode emulation (Emulation), as test:arm64's. There, once and
+    # rake test:musl, test:musl_arm64 and test:musl_armhf: x86_64-linux-musl,
+    # aarch64-linux-musl and arm-linux-musleabihf proven with a musl Ruby, in
+    # a Debian sid root (the machine itself never gets musl's loader: the gem
+    # would take the machine's glibc Ruby for musl); the arm64 and armhf ones
+    # are roots of that architecture entered through user-mode emulation
+    # (Emulation), as test:arm64's. There, once and
     # cached (tasks/platforms/musl/toolchain.sh, one recipe for both CPUs): a
     # Ruby of each minor the gems carry (MINORS) built with musl-gcc from
     # Debian's upstream tarball, and a stand-in for musl's missing libgcc_s.
@@ -20,7 +21,7 @@ module SassEmbeddedBuild
     # the whole Ruby suite with the musl compiler package. The gem is copied
     # into the checkout's pkg/.
     #
-    # Decided for arm64: everything is built inside the emulated root with the
+    # Decided for arm64 (and armhf after it): everything is built inside the emulated root with the
     # x86-64 task's own recipe (no second copy of it), but its C parts (zlib,
     # OpenSSL, the Rubies) compiled by zig, which the kernel runs natively
     # there (tasks/platforms/musl/zig-cc): gcc under qemu took about three hours
@@ -32,24 +33,37 @@ module SassEmbeddedBuild
     MUSL_ARM64 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], architecture: 'arm64', purpose: 'musl',
                           deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3,
                           label: 'musl on arm64 (sid root, emulated)')
+    MUSL_ARMHF = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], architecture: 'armhf', purpose: 'musl',
+                          deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3,
+                          label: 'musl on 32-bit ARM (sid root, emulated)')
 
     # The steps of rake test:musl and test:musl_arm64 around the run in the root.
     module Musl
-      # One musl platform: its task, root, gem platform, compiler package,
-      # Rust target and the ELF machine (e_machine and name) and loader its
-      # binaries must have.
-      Target = Struct.new(:task, :ruby, :platform, :compiler, :rust, :machine, :cpu, :loader, :emulated,
+      # One musl platform: its name (SASS_PLATFORMS') and task, root, gem
+      # platform, compiler package, Rust target, GNU triple (zig's target,
+      # and where Debian's musl-dev keeps its headers), the ELF machine
+      # (e_machine and name) and loader its binaries must have, and its time
+      # limit per Ruby minor (a release's).
+      Target = Struct.new(:name, :ruby, :platform, :compiler, :rust, :triple, :machine, :cpu, :loader, :limit,
                           keyword_init: true) do
-        def arch = rust.split('-').first
+        def task = "test:#{name}"
+        def emulated = ruby.foreign?
       end
 
-      X86_64 = Target.new(task: 'test:musl', ruby: MUSL, platform: 'x86_64-linux-musl',
+      X86_64 = Target.new(name: 'musl', ruby: MUSL, platform: 'x86_64-linux-musl',
                           compiler: 'sass-embedded-linux-musl-x64', rust: 'x86_64-unknown-linux-musl',
-                          machine: 62, cpu: 'x86-64', loader: 'ld-musl-x86_64', emulated: false)
-      AARCH64 = Target.new(task: 'test:musl_arm64', ruby: MUSL_ARM64, platform: 'aarch64-linux-musl',
+                          triple: 'x86_64-linux-musl', machine: 62, cpu: 'x86-64', loader: 'ld-musl-x86_64',
+                          limit: 3600)
+      # Cold, the musl Rubies and the extension are built under qemu.
+      AARCH64 = Target.new(name: 'musl_arm64', ruby: MUSL_ARM64, platform: 'aarch64-linux-musl',
                            compiler: 'sass-embedded-linux-musl-arm64', rust: 'aarch64-unknown-linux-musl',
-                           machine: Ports::AARCH64, cpu: 'aarch64', loader: 'ld-musl-aarch64', emulated: true)
-      TARGETS = [X86_64, AARCH64].freeze
+                           triple: 'aarch64-linux-musl', machine: Ports::AARCH64, cpu: 'aarch64',
+                           loader: 'ld-musl-aarch64', limit: 10_800)
+      ARMHF = Target.new(name: 'musl_armhf', ruby: MUSL_ARMHF, platform: 'arm-linux-musleabihf',
+                         compiler: 'sass-embedded-linux-musl-arm', rust: 'armv7-unknown-linux-musleabihf',
+                         triple: 'arm-linux-musleabihf', machine: Ports::ARM, cpu: '32-bit ARM',
+                         loader: 'ld-musl-armhf', limit: 10_800)
+      TARGETS = [X86_64, AARCH64, ARMHF].freeze
 
       # Where the root keeps the musl Ruby and the unwinder (toolchain.sh).
       PREFIX = '/opt/sass-embedded-musl'
@@ -93,7 +107,7 @@ module SassEmbeddedBuild
                              wheels: File.join(checkout, 'tmp', 'zig'))
         { 'SASS_TEST_TIME_SCALE' => Ports::TIME_SCALE, 'SASS_TEST_TIMEOUT' => ENV.fetch('SASS_TEST_TIMEOUT', '300'),
           'SASS_MUSL_CC' => File.join(copy, 'tasks', 'platforms', 'musl', 'zig-cc'), 'SASS_MUSL_ZIG' => zig,
-          'SASS_MUSL_ZIG_TARGET' => "#{target.arch}-linux-musl" }
+          'SASS_MUSL_ZIG_TARGET' => target.triple }
       end
 
       # OpenSSL's tarball in +copy+'s tmp/ (kept there), fetched from the
@@ -144,7 +158,7 @@ module SassEmbeddedBuild
           "$RUBY" -e 'puts "Gem::Platform.local: \#{Gem::Platform.local}"'
           llvm=$(ls -d /usr/lib/llvm-[0-9]* | sort -V | tail -1)
           export LIBCLANG_PATH=$llvm/lib
-          export BINDGEN_EXTRA_CLANG_ARGS_#{rust.tr('-', '_')}="-isystem /usr/include/#{target.arch}-linux-musl -isystem $(ls -d $llvm/lib/clang/*/include | tail -1)"
+          export BINDGEN_EXTRA_CLANG_ARGS_#{rust.tr('-', '_')}="-isystem /usr/include/#{target.triple} -isystem $(ls -d $llvm/lib/clang/*/include | tail -1)"
           export RUSTC_BOOTSTRAP=1 CARGO_BUILD_TARGET=#{rust} CARGO_UNSTABLE_BUILD_STD="std panic_unwind"
           export CARGO_TARGET_#{rust.upcase.tr('-', '_')}_LINKER=musl-gcc
           export RUSTFLAGS="-L native=#{PREFIX}/unwind"

@@ -81,15 +81,20 @@ libyaml() {
 # OpenSSL, static, for Ruby's openssl extension: RubyGems needs it to build
 # or install any gem. musl-gcc sees musl's headers alone; the kernel's
 # (linux/, asm/, from Debian's linux-libc-dev) are added on their own.
-# OpenSSL names its Linux targets by the CPU (linux-x86_64, linux-aarch64).
+# OpenSSL names its Linux targets by the CPU (linux-x86_64, linux-aarch64;
+# 32-bit ARM's, whatever the ARM version, is linux-armv4).
 openssl() {
+  case $(uname -m) in
+    arm*) target=linux-armv4 ;;
+    *) target=linux-$(uname -m) ;;
+  esac
   headers="$PREFIX/kernel-headers"
   mkdir -p "$headers"
   ln -sfn /usr/include/linux "$headers/linux"
   ln -sfn "/usr/include/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/asm" "$headers/asm"
   ln -sfn /usr/include/asm-generic "$headers/asm-generic"
   cd "$PREFIX"/src/openssl-*/
-  ./Configure "linux-$(uname -m)" no-shared no-tests no-docs no-afalgeng no-module CC="$cc" -fPIC \
+  ./Configure "$target" no-shared no-tests no-docs no-afalgeng no-module CC="$cc" -fPIC \
     -isystem "$headers" --prefix="$PREFIX/deps" --libdir=lib > build.log 2>&1 || { tail -30 build.log; exit 1; }
   make -j"$jobs" build_libs >> build.log 2>&1 || { tail -40 build.log; exit 1; }
   make install_dev >> build.log 2>&1 || { tail -40 build.log; exit 1; }
