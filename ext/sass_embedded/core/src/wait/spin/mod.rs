@@ -161,7 +161,9 @@ pub(crate) fn budget() -> Option<Duration> {
 /// microseconds after the first (1–3 µs measured, on a quiet machine and
 /// beside two busy loops), so a sixteenth of the budget, which follows how
 /// fast this machine answers, is room enough; one that comes later than that
-/// is waited for as usual.
+/// is waited for as usual. The caller reads where it looks for its answer,
+/// which a Ruby runtime does holding its lock (the GVL): no other thread of
+/// the process waits on it longer than this, once per answer.
 pub(crate) fn settle(budget: Duration) -> Duration {
     budget / 16
 }
