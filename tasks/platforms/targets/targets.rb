@@ -5,8 +5,10 @@ module SassEmbeddedBuild
     # rake check:targets: the Ruby-free core type-checked and linted (clippy
     # -D warnings, tests included) for the targets this machine cannot run:
     # macOS, FreeBSD, musl, 32-bit ARM and RISC-V Linux (32-bit atomics and
-    # pointers, a weaker memory model) and Windows (x86_64-pc-windows-gnu; its standard
-    # library needs mingw-w64's dlltool even to be checked). rustup cannot add
+    # pointers, a weaker memory model; 32-bit ARM with musl too) and Windows
+    # (x86_64-pc-windows-gnu, whose standard library needs mingw-w64's
+    # dlltool even to be checked; and Windows on ARM, aarch64-pc-windows-gnullvm,
+    # which LLVM's mingw-w64 builds for). rustup cannot add
     # targets here, so Debian sid's rustc builds each target's standard library
     # from its rust-src (-Zbuild-std, a nightly flag that RUSTC_BOOTSTRAP lets
     # a stable rustc take), in a cached sid root. Only the core: the extension
@@ -18,7 +20,8 @@ module SassEmbeddedBuild
     # The steps of rake check:targets.
     module Targets
       TARGETS = %w[aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-freebsd x86_64-unknown-linux-musl
-                   x86_64-pc-windows-gnu armv7-unknown-linux-gnueabihf riscv64gc-unknown-linux-gnu].freeze
+                   x86_64-pc-windows-gnu aarch64-pc-windows-gnullvm armv7-unknown-linux-gnueabihf
+                   armv7-unknown-linux-musleabihf riscv64gc-unknown-linux-gnu].freeze
 
       module_function
 
