@@ -11,7 +11,7 @@
 # Usage: source_ruby.sh PREFIX TARBALL (prints "source ruby: ..." lines).
 set -eu
 PREFIX=$1
-TARBALL=$2
+TARBALL=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 stamp=$( (cat "$0"; basename "$TARBALL") | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$PREFIX/stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "source ruby: cached in $PREFIX ($("$PREFIX/bin/ruby" -v))"
