@@ -24,9 +24,11 @@ module SassEmbeddedBuild
     # checkout's pkg/.
     #
     # A port is one Port: its task's name, Debian's architecture, the gem's
-    # platform, the compiler package it carries, and the ELF machine (and
-    # its name) of its binaries.
-    Port = Struct.new(:name, :architecture, :platform, :compiler, :machine, :cpu, :label, keyword_init: true) do
+    # platform, the compiler package it carries, the ELF machine (and its
+    # name) of its binaries, and glibc's loader there, which the compiler's
+    # runtime must ask for.
+    Port = Struct.new(:name, :architecture, :platform, :compiler, :machine, :cpu, :loader, :label,
+                      keyword_init: true) do
       def task = "test:#{name}"
 
       # The root: sid, with every minor's Ruby Debian packages for the
@@ -110,13 +112,19 @@ module SassEmbeddedBuild
         SH
       end
 
-      # The gem left in pkg/ must carry the CPU's binaries: the extension and
-      # the compiler's Dart runtime.
+      # The gem left in pkg/ must carry the CPU's binaries: the extensions,
+      # needing no newer glibc than the CPU's floor, and the compiler's Dart
+      # runtime, asking for glibc's loader.
       def check_gem(gem)
         CheckoutCopy.unpacked(gem, task) do |tmp|
           extensions = CheckoutCopy.extensions(tmp, task, gem)
           Glibc.check(extensions, cpu: Gem::Platform.new(platform).cpu)
-          binaries = extensions + [File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')]
+          dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')
+          interpreter = File.file?(dart) && SassEmbeddedBuild::ElfInterpreter.of(dart)
+          raise "#{task}: the compiler in #{gem} asks for #{interpreter.inspect}, not #{loader}" \
+            unless interpreter&.include?(loader)
+
+          binaries = extensions + [dart]
           binaries.each do |binary|
             elf = File.file?(binary) && File.binread(binary, 20).unpack('a4@18v')
             unless elf == ["\x7FELF".b, machine]
@@ -146,13 +154,14 @@ module SassEmbeddedBuild
       RISCV = 243
 
       ARM64 = Port.new(name: 'arm64', architecture: 'arm64', platform: 'aarch64-linux-gnu',
-                       compiler: 'sass-embedded-linux-arm64', machine: AARCH64, cpu: 'aarch64', label: 'arm64 Linux')
+                       compiler: 'sass-embedded-linux-arm64', machine: AARCH64, cpu: 'aarch64',
+                       loader: 'ld-linux-aarch64.so.1', label: 'arm64 Linux')
       ARMHF = Port.new(name: 'armhf', architecture: 'armhf', platform: 'arm-linux-gnueabihf',
                        compiler: 'sass-embedded-linux-arm', machine: ARM, cpu: '32-bit ARM',
-                       label: '32-bit ARM Linux')
+                       loader: 'ld-linux-armhf.so.3', label: '32-bit ARM Linux')
       RISCV64 = Port.new(name: 'riscv64', architecture: 'riscv64', platform: 'riscv64-linux-gnu',
                          compiler: 'sass-embedded-linux-riscv64', machine: RISCV, cpu: '64-bit RISC-V',
-                         label: 'RISC-V Linux')
+                         loader: 'ld-linux-riscv64-lp64d.so.1', label: 'RISC-V Linux')
       ALL = [ARM64, ARMHF, RISCV64].freeze
     end
 
