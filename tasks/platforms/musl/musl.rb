@@ -48,6 +48,17 @@ module SassEmbeddedBuild
                           keyword_init: true) do
         def task = "test:#{name}"
         def emulated = ruby.foreign?
+
+        # The sh that every Ruby process in the root needs first. A 32-bit
+        # guest of qemu-user has its whole address space reserved, so the
+        # probe with which musl finds the main thread's stack (mremap one
+        # page lower until it fails with other than ENOMEM) runs down to
+        # address 0: Ruby then takes the stack to be a gigabyte and touches
+        # its far end at start (reserve_stack), and every Ruby, even
+        # miniruby during its build, dies at once. Ruby skips that with an
+        # unlimited stack limit. Emulation's only: on an ARM machine the
+        # probe stops at the stack's guard page.
+        def prelude = emulated && machine == Ports::ARM ? 'ulimit -s unlimited' : ':'
       end
 
       X86_64 = Target.new(name: 'musl', ruby: MUSL, platform: 'x86_64-linux-musl',
@@ -130,7 +141,7 @@ module SassEmbeddedBuild
       # How `rake release:install` installs +target+'s gem under +minor+
       # (Platforms.table's +install+).
       def install(target, minor)
-        [target.ruby, target.compiler, "root_path=$PATH; #{use_ruby(minor)}",
+        [target.ruby, target.compiler, "#{target.prelude}; root_path=$PATH; #{use_ruby(minor)}",
          "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]
       end
 
@@ -151,6 +162,7 @@ module SassEmbeddedBuild
         rubies = Rubies.minor_names.map { |minor| [minor, use_ruby(minor)] }
         <<~SH.tr("\n", ';')
           set -e
+          #{target.prelude}
           echo "uname -m in the root: $(uname -m)"
           sh tasks/platforms/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL" $SASS_MUSL_RUBIES
           root_path=$PATH
