@@ -37,9 +37,12 @@ module SassEmbeddedBuild
     # builds with it instead of the machine's toolchain (which cannot run in a
     # root of another architecture). A +purpose+ names a root apart from
     # another of the same suite and Ruby. +deb_src+ names the suites whose
-    # sources (apt-get source) a root can fetch.
+    # sources (apt-get source) a root can fetch. +unlimited_stack+: every
+    # process in the root runs without a stack limit, set before entering
+    # it (see Musl::ARMHF for why; under qemu-user nothing inside can change
+    # it).
     Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, :architecture, :purpose,
-                      :deb_src, keyword_init: true) do
+                      :deb_src, :unlimited_stack, keyword_init: true) do
       def executable = "/usr/bin/ruby#{minor}"
       def root_name = [suite, architecture, "ruby#{minor}", purpose].compact.join('-')
       def name = label || minor
@@ -121,7 +124,8 @@ module SassEmbeddedBuild
         started = clock
         private = ruby.private_paths.flat_map { |path| ['--private', path] }
         private << '--own-toolchain' if ruby.own_toolchain?
-        command = ['unshare', '--mount', '--propagation', 'private', '--', RbConfig.ruby, ENTER,
+        limits = ruby.unlimited_stack ? %w[prlimit --stack=unlimited --] : []
+        command = [*limits, 'unshare', '--mount', '--propagation', 'private', '--', RbConfig.ruby, ENTER,
                    Roots.path(ruby), checkout, limit.to_s, *private, '--',
                    '/bin/sh', '-c', "RUBY=#{ruby.executable}; #{script}"]
         status, output = stream(environment, command)

@@ -33,11 +33,20 @@ module SassEmbeddedBuild
     MUSL_ARM64 = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], architecture: 'arm64', purpose: 'musl',
                           deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3,
                           label: 'musl on arm64 (sid root, emulated)')
+    # A 32-bit guest of qemu-user has its whole address space reserved, so
+    # the probe with which musl finds the main thread's stack (mremap one
+    # page lower until that fails with other than ENOMEM) runs down to
+    # address 0: Ruby then takes the stack to be a gigabyte and touches its
+    # far end at start (reserve_stack), and every Ruby, even miniruby during
+    # its build, dies at once. Ruby skips that where the stack has no limit,
+    # which must be set before entering the root: qemu-user ignores a
+    # guest's setrlimit of the stack. Emulation's only: on an ARM machine
+    # the probe stops at the stack's guard page.
     MUSL_ARMHF = Ruby.new(minor: '3.3', suite: 'sid', extra_suites: [], architecture: 'armhf', purpose: 'musl',
-                          deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3,
+                          deb_src: %w[sid], packages: MUSL_PACKAGES + RACK3, unlimited_stack: true,
                           label: 'musl on 32-bit ARM (sid root, emulated)')
 
-    # The steps of rake test:musl and test:musl_arm64 around the run in the root.
+    # The steps of rake test:musl, test:musl_arm64 and test:musl_armhf around the run in the root.
     module Musl
       # One musl platform: its name (SASS_PLATFORMS') and task, root, gem
       # platform, compiler package, Rust target, GNU triple (zig's target,
@@ -48,17 +57,6 @@ module SassEmbeddedBuild
                           keyword_init: true) do
         def task = "test:#{name}"
         def emulated = ruby.foreign?
-
-        # The sh that every Ruby process in the root needs first. A 32-bit
-        # guest of qemu-user has its whole address space reserved, so the
-        # probe with which musl finds the main thread's stack (mremap one
-        # page lower until it fails with other than ENOMEM) runs down to
-        # address 0: Ruby then takes the stack to be a gigabyte and touches
-        # its far end at start (reserve_stack), and every Ruby, even
-        # miniruby during its build, dies at once. Ruby skips that with an
-        # unlimited stack limit. Emulation's only: on an ARM machine the
-        # probe stops at the stack's guard page.
-        def prelude = emulated && machine == Ports::ARM ? 'ulimit -s unlimited' : ':'
       end
 
       X86_64 = Target.new(name: 'musl', ruby: MUSL, platform: 'x86_64-linux-musl',
@@ -141,7 +139,7 @@ module SassEmbeddedBuild
       # How `rake release:install` installs +target+'s gem under +minor+
       # (Platforms.table's +install+).
       def install(target, minor)
-        [target.ruby, target.compiler, "#{target.prelude}; root_path=$PATH; #{use_ruby(minor)}",
+        [target.ruby, target.compiler, "root_path=$PATH; #{use_ruby(minor)}",
          "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]
       end
 
@@ -162,7 +160,6 @@ module SassEmbeddedBuild
         rubies = Rubies.minor_names.map { |minor| [minor, use_ruby(minor)] }
         <<~SH.tr("\n", ';')
           set -e
-          #{target.prelude}
           echo "uname -m in the root: $(uname -m)"
           sh tasks/platforms/musl/toolchain.sh #{PREFIX} "$SASS_MUSL_OPENSSL" $SASS_MUSL_RUBIES
           root_path=$PATH
