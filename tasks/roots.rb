@@ -39,7 +39,7 @@ module SassEmbeddedBuild
     # another of the same suite and Ruby. +deb_src+ names the suites whose
     # sources (apt-get source) a root can fetch. +unlimited_stack+: every
     # process in the root runs without a stack limit, set before entering
-    # it (see Musl::ARMHF for why; under qemu-user nothing inside can change
+    # it (see MUSL_ARMHF for why; under qemu-user nothing inside can change
     # it).
     Ruby = Struct.new(:minor, :suite, :extra_suites, :packages, :label, :private_build, :architecture, :purpose,
                       :deb_src, :unlimited_stack, keyword_init: true) do
