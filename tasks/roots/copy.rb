@@ -64,6 +64,14 @@ module SassEmbeddedBuild
         SH
       end
 
+      # The sh that makes the Ruby in +bin+ (one built in a root) $RUBY and
+      # first on PATH, before the root's own PATH (kept in $root_path), with
+      # its gems and Debian's pure-Ruby ones (Rack) on GEM_PATH.
+      def use_built_ruby(bin)
+        "export PATH=#{bin}:$root_path RUBY=#{bin}/ruby; " \
+          'export GEM_PATH=$("$RUBY" -e \'print Gem.default_dir\'):/usr/share/rubygems-integration/all; "$RUBY" -v'
+      end
+
       # Unpacks +gem+ into a temporary directory for the block (+task+ names
       # the task in the error if no gem was built).
       def unpacked(gem, task)

@@ -143,11 +143,7 @@ module SassEmbeddedBuild
          "Ruby #{minor} built for musl (#{target.ruby.root_name} root)"]
       end
 
-      def use_ruby(minor)
-        bin = "#{PREFIX}/ruby-#{minor}/bin"
-        "export PATH=#{bin}:$root_path RUBY=#{bin}/ruby; " \
-          'export GEM_PATH=$("$RUBY" -e \'print Gem.default_dir\'):/usr/share/rubygems-integration/all; "$RUBY" -v'
-      end
+      def use_ruby(minor) = CheckoutCopy.use_built_ruby("#{PREFIX}/ruby-#{minor}/bin")
 
       # In the root: the toolchain (cached), then under the musl Rubies the
       # platform gem (each one's extension built through extconf.rb by rake

@@ -85,9 +85,7 @@ module SassEmbeddedBuild
       def use_ruby(minor)
         keep = 'root_path=${root_path:-$PATH}; '
         if built.any? { |source| source.minor == minor }
-          bin = "#{prefix(minor)}/bin"
-          "#{keep}export PATH=#{bin}:$root_path RUBY=#{bin}/ruby; " \
-            'export GEM_PATH=$("$RUBY" -e \'print Gem.default_dir\'):/usr/share/rubygems-integration/all; "$RUBY" -v'
+          "#{keep}#{CheckoutCopy.use_built_ruby("#{prefix(minor)}/bin")}"
         else
           "#{keep}export PATH=$root_path RUBY=/usr/bin/ruby#{minor}; unset GEM_PATH; \"$RUBY\" -v"
         end
@@ -120,7 +118,7 @@ module SassEmbeddedBuild
           extensions = CheckoutCopy.extensions(tmp, task, gem)
           Glibc.check(extensions, cpu: Gem::Platform.new(platform).cpu)
           dart = File.join(tmp, 'lib', 'sass', 'embedded', 'dart-sass', 'src', 'dart')
-          interpreter = File.file?(dart) && SassEmbeddedBuild::ElfInterpreter.of(dart)
+          interpreter = SassEmbeddedBuild::ElfInterpreter.of(dart) if File.file?(dart)
           raise "#{task}: the compiler in #{gem} asks for #{interpreter.inspect}, not #{loader}" \
             unless interpreter&.include?(loader)
 
